@@ -1,0 +1,39 @@
+# Two entry points (see README): `make demo` and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
+
+.PHONY: demo test lint typecheck bench schema clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(TEST_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+test: $(TEST_STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest
+
+lint: $(TEST_STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+typecheck: $(TEST_STAMP)
+	$(PY) -m mypy
+
+bench: $(STAMP)
+	$(PY) -m pip install -q -e '.[bench]'
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

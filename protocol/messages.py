@@ -1,0 +1,430 @@
+"""Params and result types of every method and notification (SPEC section 9).
+
+Every field added after 1.0 must get a default, so older peers keep decoding.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from skillsd_protocol.model import (
+    Diagnostic,
+    Scope,
+    SkillLoadError,
+    SkillMetadata,
+    Wire,
+)
+
+Decision = Literal["allow", "deny", "ask"]
+Layer = Literal["finalDeny", "memory", "override", "deny", "allow", "default"]
+Persist = Literal["session", "always"]
+EnablePersist = Literal["session", "user"]
+Mode = Literal["strict", "lenient"]
+CatalogFormat = Literal["xml", "codelia", "attributes", "markdown"]
+LoadFormat = Literal["codelia", "spec", "markdown"]
+SearchReason = Literal["exact_path", "exact_name", "prefix", "token_overlap"]
+ToolStyle = Literal["default", "swiftagent", "tavernkit"]
+
+
+class Meta(Wire, kw_only=True):
+    """The optional ``_meta`` member of params (LSP style)."""
+
+    progress_token: str | int | None = None
+
+
+class Params(Wire, kw_only=True):
+    """Base for params: every method accepts ``_meta``."""
+
+    meta: Meta | None = msgspec.field(default=None, name="_meta")
+
+
+class RefParams(Params, kw_only=True):
+    """A skill reference: ``path`` (dir or SKILL.md) > ``id`` > ``name``."""
+
+    path: str | None = None
+    id: str | None = None
+    name: str | None = None
+
+
+class Empty(Wire, kw_only=True):
+    """An empty object result (``{}``)."""
+
+
+# -- lifecycle ----------------------------------------------------------------------------
+
+
+class ClientInfo(Wire, kw_only=True):
+    name: str
+    version: str | None = None
+
+
+class InitializeParams(Params, kw_only=True):
+    protocol_version: str | None = None
+    client_info: ClientInfo | None = None
+    capabilities: dict[str, Any] | None = None
+    process_id: int | None = None
+    extra_roots: list[str] | None = None
+
+
+class ServerInfo(Wire, kw_only=True):
+    name: str
+    version: str
+
+
+class ServerCapabilities(Wire, kw_only=True):
+    methods: list[str]
+    notifications: list[str]
+
+
+class InitializeResult(Wire, kw_only=True):
+    protocol_version: str
+    server_info: ServerInfo
+    capabilities: ServerCapabilities
+
+
+class CancelParams(Wire, kw_only=True):
+    id: str | int | None
+
+
+class ProgressValue(Wire, kw_only=True):
+    message: str
+    percentage: float | None = None
+
+
+class ProgressParams(Wire, kw_only=True):
+    token: str | int
+    value: ProgressValue
+
+
+# -- catalog ------------------------------------------------------------------------------
+
+
+class ListParams(Params, kw_only=True):
+    cwd: str | None = None
+    force_reload: bool = False
+    scope: Scope | None = None
+    include_disabled: bool = True
+    extra_roots: list[str] | None = None
+    session_id: str | None = None
+
+
+class ListResult(Wire, kw_only=True):
+    cwd: str
+    root: str
+    generation: int
+    skills: list[SkillMetadata]
+    errors: list[SkillLoadError]
+    diagnostics: list[Diagnostic]
+
+
+class SearchParams(Params, kw_only=True):
+    query: str
+    cwd: str | None = None
+    limit: int | None = None
+    scope: Scope | None = None
+    tags: list[str] | None = None
+    session_id: str | None = None
+
+
+class SearchHit(Wire, kw_only=True):
+    skill: SkillMetadata
+    score: float
+    reason: SearchReason
+
+
+class SearchResult(Wire, kw_only=True):
+    results: list[SearchHit]
+    count: int
+    truncated: bool
+
+
+class LoadParams(RefParams, kw_only=True):
+    cwd: str | None = None
+    session_id: str | None = None
+    force: bool = False
+    format: LoadFormat | None = None
+
+
+class LoadResult(Wire, kw_only=True):
+    skill: SkillMetadata
+    content: str
+    body: str
+    base_dir: str
+    files: list[str]
+    already_loaded: bool
+
+
+class UnloadParams(RefParams, kw_only=True):
+    session_id: str
+    cwd: str | None = None
+
+
+class UnloadResult(Wire, kw_only=True):
+    unloaded: bool
+    revoked_rules: list[str]
+
+
+class ReadFileParams(RefParams, kw_only=True):
+    file: str
+    cwd: str | None = None
+    session_id: str | None = None
+    offset: int = 0
+    length: int | None = None
+
+
+class ReadFileResult(Wire, kw_only=True):
+    file: str
+    path: str
+    size: int
+    encoding: Literal["utf-8", "base64"]
+    content: str
+    truncated: bool
+
+
+class ValidateParams(Params, kw_only=True):
+    path: str
+    mode: Mode | None = None
+
+
+class ValidateResult(Wire, kw_only=True):
+    valid: bool
+    diagnostics: list[Diagnostic]
+    skill: SkillMetadata | None = None
+
+
+class SetEnabledParams(RefParams, kw_only=True):
+    enabled: bool
+    cwd: str | None = None
+    persist: EnablePersist = "user"
+    session_id: str | None = None
+
+
+class SetEnabledResult(Wire, kw_only=True):
+    skill: SkillMetadata
+
+
+class PromptParams(Params, kw_only=True):
+    cwd: str | None = None
+    session_id: str | None = None
+    format: CatalogFormat | None = None
+    max_entries: int | None = None
+    max_bytes: int | None = None
+    include_location: bool = True
+    active: bool = False
+
+
+class PromptResult(Wire, kw_only=True):
+    text: str
+    shown: int
+    total: int
+    truncated: bool
+    bytes: int
+
+
+class MentionsParams(Params, kw_only=True):
+    text: str
+    cwd: str | None = None
+    session_id: str | None = None
+
+
+class MentionError(Wire, kw_only=True):
+    kind: str
+    message: str
+
+
+class Mention(Wire, kw_only=True):
+    text: str
+    start: int
+    end: int
+    skill: SkillMetadata | None = None
+    error: MentionError | None = None
+
+
+class MentionsResult(Wire, kw_only=True):
+    mentions: list[Mention]
+    hint: str
+
+
+# -- model-facing tools -------------------------------------------------------------------
+
+
+class ToolsListParams(Params, kw_only=True):
+    style: ToolStyle | None = None
+
+
+class ToolDefinition(Wire, kw_only=True):
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ToolsListResult(Wire, kw_only=True):
+    tools: list[ToolDefinition]
+
+
+class ToolsCallParams(Params, kw_only=True):
+    name: str
+    arguments: dict[str, Any] = msgspec.field(default_factory=dict)
+    session_id: str | None = None
+    cwd: str | None = None
+
+
+class PermissionPrompt(Wire, kw_only=True):
+    decision: Decision
+    rule: str
+
+
+class ToolsCallResult(Wire, kw_only=True):
+    content: str
+    is_error: bool
+    permission: PermissionPrompt | None = None
+
+
+# -- sessions -----------------------------------------------------------------------------
+
+
+class SessionOpenParams(Params, kw_only=True):
+    cwd: str | None = None
+    session_id: str | None = None
+    extra_roots: list[str] | None = None
+
+
+class SessionOpenResult(Wire, kw_only=True):
+    session_id: str
+    cwd: str
+    resumed: bool
+
+
+class SessionCloseParams(Params, kw_only=True):
+    session_id: str
+
+
+class SessionCompactedParams(Params, kw_only=True):
+    session_id: str
+    retain: list[str] | None = None
+
+
+class SessionCompactedResult(Wire, kw_only=True):
+    forgotten: list[str]
+
+
+class InspectParams(Params, kw_only=True):
+    session_id: str | None = None
+    cwd: str | None = None
+    include_skills: bool = False
+
+
+class LoadedSkill(Wire, kw_only=True):
+    id: str
+    name: str
+    path: str
+    mtime_ms: float
+
+
+class Grant(Wire, kw_only=True):
+    rule: str
+    granted_by: list[str]
+
+
+class SessionInfo(Wire, kw_only=True):
+    id: str
+    cwd: str
+    loaded: list[LoadedSkill]
+    grants: list[Grant]
+
+
+class WatchInfo(Wire, kw_only=True):
+    mode: Literal["watching", "stat", "off"]
+    roots: list[str]
+    reason: str | None = None
+
+
+class CatalogInfo(Wire, kw_only=True):
+    cwd: str
+    root: str
+    generation: int
+    watch: WatchInfo
+    skills: list[SkillMetadata] = msgspec.field(default_factory=list)
+    errors: list[SkillLoadError] = msgspec.field(default_factory=list)
+    diagnostics: list[Diagnostic] = msgspec.field(default_factory=list)
+
+
+class InspectResult(Wire, kw_only=True):
+    session: SessionInfo | None = None
+    skills: CatalogInfo | None = None
+
+
+# -- permissions --------------------------------------------------------------------------
+
+
+class CheckParams(Params, kw_only=True):
+    tool: str
+    input: str | None = None
+    session_id: str | None = None
+    cwd: str | None = None
+
+
+class CheckResult(Wire, kw_only=True):
+    decision: Decision
+    layer: Layer
+    rule: str | None = None
+    granted_by: list[str] | None = None
+
+
+class RememberParams(Params, kw_only=True):
+    session_id: str
+    rule: str
+    decision: Literal["allow", "deny"]
+    persist: Persist = "session"
+
+
+# -- agents -------------------------------------------------------------------------------
+
+
+class AgentDefinition(Wire, kw_only=True):
+    name: str
+    path: str
+    skills: list[str]
+    description: str | None = None
+    model: str | None = None
+    tools: list[str] | None = None
+    body: str = ""
+
+
+class AgentLoadError(Wire, kw_only=True):
+    path: str
+    message: str
+
+
+class AgentsListParams(Params, kw_only=True):
+    cwd: str | None = None
+
+
+class AgentsListResult(Wire, kw_only=True):
+    agents: list[AgentDefinition]
+    errors: list[AgentLoadError]
+
+
+class AgentsGetParams(Params, kw_only=True):
+    name: str
+    cwd: str | None = None
+    render: bool = False
+
+
+class AgentsGetResult(Wire, kw_only=True):
+    agent: AgentDefinition
+    skills: list[SkillMetadata]
+    prompt: str | None = None
+
+
+# -- notifications ------------------------------------------------------------------------
+
+
+class SkillsChangedParams(Wire, kw_only=True):
+    cwd: str
+    generation: int
+    added: list[str]
+    removed: list[str]
+    changed: list[str]

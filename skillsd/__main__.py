@@ -1,0 +1,5 @@
+import sys
+
+from skillsd.cli import main
+
+sys.exit(main())

@@ -1,0 +1,45 @@
+"""``skillsd`` command line: one module per command group, each exposing ``register``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+#: Modules under ``skillsd.cli`` that add subcommands; each has ``register(subparsers)`` and
+#: sets ``func`` (taking the parsed args, returning the exit status) on its parsers.
+_COMMAND_MODULES = ("validate", "catalog", "daemon")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="skillsd", description="Agent Skills runtime: discover, validate, search, load."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"skillsd.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"skillsd.cli.{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and closed: not an error worth a traceback.
+        return 0
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

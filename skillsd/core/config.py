@@ -1,0 +1,120 @@
+"""The effective configuration: its types, defaults, parsing and layering (pure; no file I/O).
+
+Files: the user's ``config.toml`` (``$SKILLSD_CONFIG`` overrides its path) and an optional
+project ``.agents/skillsd.toml``. Unknown keys and wrong types make a file invalid.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any, Literal
+
+import msgspec
+
+from skillsd.core import limits
+from skillsd.core.errors import SkillsdError
+
+DEFAULT_MARKERS = (".git", ".jj", ".hg")
+
+
+class _Table(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True, kw_only=True):
+    pass
+
+
+class DiscoveryConfig(_Table):
+    auto: bool = True
+    compat_roots: bool = True
+    markers: tuple[str, ...] = DEFAULT_MARKERS
+    max_depth: int = limits.DEFAULT_MAX_DEPTH
+    max_dirs: int = limits.DEFAULT_MAX_DIRS
+
+
+class RootsConfig(_Table):
+    extra: tuple[str, ...] = ()
+
+
+class PromptConfig(_Table):
+    max_entries: int = limits.DEFAULT_PROMPT_MAX_ENTRIES
+    max_bytes: int = limits.DEFAULT_PROMPT_MAX_BYTES
+    format: Literal["xml", "codelia", "attributes", "markdown"] = "xml"
+
+
+class SearchConfig(_Table):
+    default_limit: int = limits.DEFAULT_SEARCH_LIMIT
+    max_limit: int = limits.MAX_SEARCH_LIMIT
+
+
+class PermissionsConfig(_Table):
+    final_deny: tuple[str, ...] = ()
+    override: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
+    default_action: Literal["allow", "ask", "deny"] = "ask"
+
+
+class Config(_Table):
+    """The whole effective configuration; hashable, so it can key the catalog cache."""
+
+    validation: Literal["strict", "lenient"] = "strict"
+    discovery: DiscoveryConfig = DiscoveryConfig()
+    roots: RootsConfig = RootsConfig()
+    prompt: PromptConfig = PromptConfig()
+    search: SearchConfig = SearchConfig()
+    permissions: PermissionsConfig = PermissionsConfig()
+
+
+DEFAULT_CONFIG = Config()
+
+#: Permission rule lists add up across files instead of the later file replacing them.
+_CONCATENATED = {("permissions", k) for k in ("finalDeny", "override", "deny", "allow")}
+
+
+def parse_config_table(data: dict[str, Any], source: str) -> Config:
+    """Validate one config table; errors name the file, the key path and the reason."""
+    try:
+        return msgspec.convert(data, Config)
+    except msgspec.ValidationError as exc:
+        raise SkillsdError(
+            "invalid_config", f"{source}: invalid config: {_describe(exc)}", path=source
+        ) from None
+
+
+def parse_config_text(text: str, source: str) -> dict[str, Any]:
+    """Parse TOML text and validate it; returns the raw table (for layering)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SkillsdError("invalid_config", f"{source}: invalid TOML: {exc}", path=source) from None
+    parse_config_table(data, source)
+    return data
+
+
+def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
+    """Merge validated tables in order (later wins per key; permission lists concatenate)."""
+    merged: dict[str, Any] = {}
+    for _source, table in tables:
+        for key, value in table.items():
+            if isinstance(value, dict):
+                section = merged.setdefault(key, {})
+                for sub, subvalue in value.items():
+                    if (key, sub) in _CONCATENATED and sub in section:
+                        section[sub] = [*section[sub], *subvalue]
+                    else:
+                        section[sub] = subvalue
+            else:
+                merged[key] = value
+    sources = ", ".join(source for source, _ in tables) or "defaults"
+    return parse_config_table(merged, sources)
+
+
+def _describe(exc: msgspec.ValidationError) -> str:
+    # msgspec says "... - at `$.discovery.maxDepth`"; turn the $-path into a TOML key.
+    message = str(exc)
+    if " - at `$." in message:
+        reason, _, where = message.partition(" - at `$.")
+        return f"key '{where.rstrip('`')}': {reason}"
+    if message.startswith("Object contains unknown field"):
+        return f"unknown key {message.split('`')[1]!r}" + (
+            f" in [{message.split('`$.')[1].rstrip('`')}]" if "`$." in message else ""
+        )
+    return message

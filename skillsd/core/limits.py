@@ -1,0 +1,47 @@
+"""Every size, depth and count limit skillsd enforces, in one place (each tested at its edge)."""
+
+from __future__ import annotations
+
+#: Frontmatter larger than this is rejected (``frontmatter.too_large``).
+MAX_FRONTMATTER_BYTES = 64 * 1024
+#: First read of a SKILL.md during discovery; most frontmatters end well inside it.
+FIRST_READ_BYTES = 4096
+#: Expanded YAML nodes allowed after resolving aliases (a billion-laughs guard).
+MAX_YAML_NODES = 10_000
+#: Nesting depth allowed in frontmatter YAML.
+MAX_YAML_DEPTH = 32
+
+MAX_NAME_CHARS = 64
+MAX_DESCRIPTION_CHARS = 1024
+MAX_COMPATIBILITY_CHARS = 500
+#: Advice thresholds (info diagnostics only).
+BODY_ADVISED_MAX_LINES = 500
+BODY_ADVISED_MAX_TOKENS = 5000
+BYTES_PER_TOKEN = 4
+
+#: Discovery traversal defaults (config ``discovery.maxDepth`` / ``discovery.maxDirs``).
+DEFAULT_MAX_DEPTH = 6
+DEFAULT_MAX_DIRS = 2000
+#: Directory names never descended into.
+SKIPPED_DIR_NAMES = frozenset({".git", "node_modules"})
+
+#: ``skills.load`` reads at most this much of a SKILL.md.
+MAX_SKILL_FILE_BYTES = 1024 * 1024
+#: ``skills.load`` file listing bounds (``references/a.md`` has depth 2).
+MAX_LISTED_FILES = 200
+MAX_LISTED_DEPTH = 3
+#: ``skills.readFile`` default window.
+DEFAULT_READ_BYTES = 200_000
+
+#: ``skills.search`` defaults.
+DEFAULT_SEARCH_LIMIT = 8
+MAX_SEARCH_LIMIT = 50
+
+#: ``skills.prompt`` budget defaults.
+DEFAULT_PROMPT_MAX_ENTRIES = 200
+DEFAULT_PROMPT_MAX_BYTES = 32 * 1024
+
+#: JSON-RPC transport.
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+#: Quiet time before a burst of file events becomes one catalog update.
+WATCH_DEBOUNCE_SECONDS = 0.1
