@@ -17,7 +17,7 @@ from skillsd_protocol.schema import SCHEMA_PATH, build_schema, render_schema
 
 def test_checked_in_schema_is_current() -> None:
     assert SCHEMA_PATH.read_text(encoding="utf-8") == render_schema(), (
-        "protocol/schema.json is stale: run `python -m skillsd_protocol.schema > protocol/schema.json`"
+        "schema.json is stale: run `python -m skillsd_protocol.schema > " + str(SCHEMA_PATH) + "`"
     )
 
 

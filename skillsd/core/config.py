@@ -21,7 +21,7 @@ class _Table(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=
     pass
 
 
-class DiscoveryConfig(_Table):
+class DiscoveryConfig(_Table, frozen=True):
     auto: bool = True
     compat_roots: bool = True
     markers: tuple[str, ...] = DEFAULT_MARKERS
@@ -29,22 +29,22 @@ class DiscoveryConfig(_Table):
     max_dirs: int = limits.DEFAULT_MAX_DIRS
 
 
-class RootsConfig(_Table):
+class RootsConfig(_Table, frozen=True):
     extra: tuple[str, ...] = ()
 
 
-class PromptConfig(_Table):
+class PromptConfig(_Table, frozen=True):
     max_entries: int = limits.DEFAULT_PROMPT_MAX_ENTRIES
     max_bytes: int = limits.DEFAULT_PROMPT_MAX_BYTES
     format: Literal["xml", "codelia", "attributes", "markdown"] = "xml"
 
 
-class SearchConfig(_Table):
+class SearchConfig(_Table, frozen=True):
     default_limit: int = limits.DEFAULT_SEARCH_LIMIT
     max_limit: int = limits.MAX_SEARCH_LIMIT
 
 
-class PermissionsConfig(_Table):
+class PermissionsConfig(_Table, frozen=True):
     final_deny: tuple[str, ...] = ()
     override: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
@@ -52,7 +52,7 @@ class PermissionsConfig(_Table):
     default_action: Literal["allow", "ask", "deny"] = "ask"
 
 
-class Config(_Table):
+class Config(_Table, frozen=True):
     """The whole effective configuration; hashable, so it can key the catalog cache."""
 
     validation: Literal["strict", "lenient"] = "strict"
@@ -84,7 +84,9 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise SkillsdError("invalid_config", f"{source}: invalid TOML: {exc}", path=source) from None
+        raise SkillsdError(
+            "invalid_config", f"{source}: invalid TOML: {exc}", path=source
+        ) from None
     parse_config_table(data, source)
     return data
 

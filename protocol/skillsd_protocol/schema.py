@@ -30,9 +30,7 @@ def build_schema() -> dict[str, Any]:
         if spec.result is not None:
             types.append(spec.result)
     types.extend(NOTIFICATIONS.values())
-    _, components = msgspec.json.schema_components(
-        types, ref_template="#/$defs/{name}"
-    )
+    _, components = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
 
     def ref(t: Any) -> dict[str, Any]:
         return {"type": "null"} if t is None else {"$ref": f"#/$defs/{_ref_name(t)}"}

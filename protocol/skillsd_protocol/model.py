@@ -20,7 +20,7 @@ class Wire(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
     drops them."""
 
 
-class Diagnostic(Wire, frozen=True, kw_only=True):
+class Diagnostic(Wire, kw_only=True):
     """One problem found in a skill, a config file or a scan, with a stable ``code``."""
 
     severity: Severity
@@ -30,7 +30,7 @@ class Diagnostic(Wire, frozen=True, kw_only=True):
     path: str | None = None
 
 
-class ResourceCounts(Wire, frozen=True, kw_only=True):
+class ResourceCounts(Wire, kw_only=True):
     """How many entries a skill directory holds in each conventional folder."""
 
     scripts: int

@@ -3,7 +3,7 @@
 This package imports nothing but msgspec, so a client can depend on it alone.
 """
 
-from skillsd_protocol.errors import ErrorCode, ErrorKind, KIND_CODES
+from skillsd_protocol.errors import KIND_CODES, ErrorCode, ErrorKind
 from skillsd_protocol.methods import METHODS, NOTIFICATIONS, PROTOCOL_VERSION, MethodSpec
 from skillsd_protocol.model import (
     Diagnostic,

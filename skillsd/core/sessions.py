@@ -1,0 +1,121 @@
+"""Session state: what a client's conversation has loaded, its per-session overrides and grants.
+
+Plain data and decisions, no I/O: reload suppression (path -> mtime), compaction, the
+reference-counted grants from loaded skills' ``allowed-tools``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+
+from skillsd.core.errors import SkillsdError
+from skillsd_protocol import SkillMetadata
+from skillsd_protocol.messages import Grant, LoadedSkill, SessionInfo
+
+
+@dataclass(slots=True)
+class Session:
+    """One client conversation."""
+
+    id: str
+    cwd: str
+    extra_roots: tuple[str, ...] = ()
+    #: SKILL.md path -> what was sent to the model (reload suppression key: path + mtime).
+    loaded: dict[str, LoadedSkill] = field(default_factory=dict)
+    #: skill id -> enabled, for ``skills.setEnabled {persist: "session"}``.
+    enabled_overrides: dict[str, bool] = field(default_factory=dict)
+    #: rule -> how many loaded skills grant it; skill path -> the rules it granted.
+    _grant_counts: Counter[str] = field(default_factory=Counter)
+    _granted_by: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    #: rules remembered for this session with ``permissions.remember {persist: "session"}``.
+    remembered: dict[str, str] = field(default_factory=dict)
+
+    def is_current(self, skill: SkillMetadata) -> bool:
+        """True when this exact version of the skill was already sent in this session."""
+        seen = self.loaded.get(skill.path)
+        return seen is not None and seen.mtime_ms == skill.mtime_ms
+
+    def record_load(self, skill: SkillMetadata) -> None:
+        """Remember that ``skill`` (this version) was sent, and take its grants."""
+        self.loaded[skill.path] = LoadedSkill(
+            id=skill.id, name=skill.name, path=skill.path, mtime_ms=skill.mtime_ms
+        )
+        self._release(skill.path)
+        rules = tuple(dict.fromkeys(skill.allowed_tools or ()))
+        self._granted_by[skill.path] = (skill.name, rules)
+        self._grant_counts.update(rules)
+
+    def unload(self, skill: SkillMetadata) -> tuple[bool, list[str]]:
+        """Forget a loaded skill; returns (was loaded, rules no longer granted by anything)."""
+        was_loaded = self.loaded.pop(skill.path, None) is not None
+        return was_loaded, self._release(skill.path)
+
+    def compacted(self, retain: list[str] | None) -> list[str]:
+        """The client dropped context: forget every loaded skill whose id is not retained.
+
+        Grants stay: the model lost the text, not the permissions the user's skills carry.
+        """
+        keep = set(retain or ())
+        gone = [path for path, rec in self.loaded.items() if rec.id not in keep]
+        return [self.loaded.pop(path).id for path in gone]
+
+    def grants(self) -> dict[str, list[str]]:
+        """rule -> names of the loaded skills granting it."""
+        out: dict[str, list[str]] = {}
+        for name, rules in self._granted_by.values():
+            for rule in rules:
+                out.setdefault(rule, []).append(name)
+        return out
+
+    def info(self) -> SessionInfo:
+        return SessionInfo(
+            id=self.id,
+            cwd=self.cwd,
+            loaded=list(self.loaded.values()),
+            grants=[Grant(rule=r, granted_by=by) for r, by in self.grants().items()],
+        )
+
+    def _release(self, path: str) -> list[str]:
+        revoked = []
+        for rule in self._granted_by.pop(path, ("", ()))[1]:
+            self._grant_counts[rule] -= 1
+            if self._grant_counts[rule] <= 0:
+                del self._grant_counts[rule]
+                revoked.append(rule)
+        return revoked
+
+
+class SessionStore:
+    """All open sessions of a daemon (shared by every connection, so a session can resume)."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[str, Session] = {}
+
+    def open(
+        self, session_id: str | None, cwd: str, extra_roots: tuple[str, ...] = ()
+    ) -> tuple[Session, bool]:
+        """Open (or resume) a session; an unknown ``session_id`` creates that session."""
+        if session_id is not None and session_id in self._sessions:
+            return self._sessions[session_id], True
+        session = Session(id=session_id or uuid.uuid4().hex, cwd=cwd, extra_roots=extra_roots)
+        self._sessions[session.id] = session
+        return session, False
+
+    def get(self, session_id: str) -> Session:
+        try:
+            return self._sessions[session_id]
+        except KeyError:
+            raise SkillsdError(
+                "session_not_found",
+                f"No open session {session_id!r}: open it with session.open first.",
+                sessionId=session_id,
+            ) from None
+
+    def close(self, session_id: str) -> None:
+        self.get(session_id)
+        del self._sessions[session_id]
+
+    def __len__(self) -> int:
+        return len(self._sessions)
