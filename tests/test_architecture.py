@@ -6,7 +6,15 @@ import ast
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parents[1] / "skillsd" / "core"
-FORBIDDEN_IN_CORE = {"asyncio", "socket", "selectors", "watchdog", "ssl", "threading", "skillsd.daemon"}
+FORBIDDEN_IN_CORE = {
+    "asyncio",
+    "socket",
+    "selectors",
+    "watchdog",
+    "ssl",
+    "threading",
+    "skillsd.daemon",
+}
 
 
 def _imports(path: Path) -> set[str]:
