@@ -6,10 +6,13 @@ project ``.agents/skillsd.toml``. Unknown keys and wrong types make a file inval
 
 from __future__ import annotations
 
+import os
 import tomllib
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
+import platformdirs
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
@@ -120,3 +123,41 @@ def _describe(exc: msgspec.ValidationError) -> str:
             f" in [{message.split('`$.')[1].rstrip('`')}]" if "`$." in message else ""
         )
     return message
+
+
+PROJECT_CONFIG = (".agents", "skillsd.toml")
+
+
+def user_config_path(env: Mapping[str, str]) -> str:
+    """``$SKILLSD_CONFIG`` or ``config.toml`` in the platform's user config dir."""
+    explicit = env.get("SKILLSD_CONFIG")
+    if explicit:
+        return explicit
+    return os.path.join(platformdirs.user_config_dir("skillsd"), "config.toml")
+
+
+def project_config_path(repo_root: str) -> str:
+    """The project's optional config file under the repository root."""
+    return os.path.join(repo_root, *PROJECT_CONFIG)
+
+
+def read_config_file(path: str) -> dict[str, Any] | None:
+    """The validated table of one config file, or None when it does not exist."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SkillsdError(
+            "invalid_config", f"{path}: cannot read config: {exc}", path=path
+        ) from None
+    return parse_config_text(text, path)
+
+
+def load_config(paths: list[str]) -> tuple[Config, list[str]]:
+    """Layer the config files that exist among ``paths`` (in order); returns the sources used."""
+    tables = [(p, t) for p in paths if (t := read_config_file(p)) is not None]
+    if not tables:
+        return DEFAULT_CONFIG, []
+    return layer_configs(tables), [p for p, _ in tables]

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillsd.core.config import (
+    DEFAULT_CONFIG,
+    Config,
+    load_config,
+    parse_config_text,
+    project_config_path,
+    user_config_path,
+)
+from skillsd.core.errors import SkillsdError
+
+
+def test_defaults_match_the_spec() -> None:
+    c = DEFAULT_CONFIG
+    assert c.validation == "strict" and c.discovery.auto and c.discovery.compat_roots
+    assert c.discovery.markers == (".git", ".jj", ".hg")
+    assert (c.discovery.max_depth, c.discovery.max_dirs) == (6, 2000)
+    assert (c.prompt.max_entries, c.prompt.max_bytes, c.prompt.format) == (200, 32768, "xml")
+    assert (c.search.default_limit, c.search.max_limit) == (8, 50)
+    assert c.permissions.default_action == "ask"
+    assert hash(c) == hash(Config())  # usable as a cache key
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("bogus = 1", "unknown key 'bogus'"),
+        ("[discovery]\nmaxDepth = 'deep'", "key 'discovery.maxDepth': Expected `int`, got `str`"),
+        ("[discovery]\nsurprise = true", "unknown field `surprise`"),
+        ('validation = "loose"', "key 'validation'"),
+        ("[permissions]\ndefaultAction = 'maybe'", "key 'permissions.defaultAction'"),
+        ("[roots]\nextra = 'not-a-list'", "key 'roots.extra'"),
+        ("not toml = = 1", "invalid TOML"),
+    ],
+)
+def test_invalid_config_names_file_key_and_reason(text: str, fragment: str) -> None:
+    with pytest.raises(SkillsdError) as info:
+        parse_config_text(text, "/etc/skillsd/config.toml")
+    assert info.value.message.startswith("/etc/skillsd/config.toml: ")
+    assert fragment in info.value.message
+
+
+def test_layering_project_over_user_and_rule_lists_add_up(tmp_path: Path) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text(
+        'validation = "lenient"\n[permissions]\nallow = ["Read"]\n[prompt]\nmaxBytes = 100\n'
+    )
+    project = tmp_path / "repo" / ".agents" / "skillsd.toml"
+    project.parent.mkdir(parents=True)
+    project.write_text('[permissions]\nallow = ["skill_load"]\n[prompt]\nmaxBytes = 200\n')
+    config, sources = load_config([str(user), project_config_path(str(tmp_path / "repo"))])
+    assert sources == [str(user), str(project)]
+    assert config.validation == "lenient"
+    assert config.permissions.allow == ("Read", "skill_load")
+    assert config.prompt.max_bytes == 200
+
+
+def test_missing_files_mean_defaults(tmp_path: Path) -> None:
+    assert load_config([str(tmp_path / "none.toml")]) == (DEFAULT_CONFIG, [])
+
+
+def test_unreadable_file_is_an_error_naming_it(tmp_path: Path) -> None:
+    bad = tmp_path / "config.toml"
+    bad.write_bytes(b"\xff\xfe not utf-8")
+    with pytest.raises(SkillsdError, match="config.toml: cannot read config"):
+        load_config([str(bad)])
+
+
+def test_user_config_path_honours_env() -> None:
+    assert user_config_path({"SKILLSD_CONFIG": "/x/c.toml"}) == "/x/c.toml"
+    assert user_config_path({}).endswith("skillsd/config.toml")
