@@ -1,0 +1,647 @@
+"""The catalog of one cwd: identity, collisions, ordering, incremental rebuilds, refs (SPEC 2-3).
+
+A :class:`Catalog` is immutable once built. :func:`build_catalog` scans the plan's roots
+(:mod:`skillsd.core.discovery`) and parses each ``SKILL.md`` with
+:func:`skillsd.core.skillfile.read_skill_file`; given the previous catalog it re-parses only the
+files whose :class:`StatKey` (mtime_ns, size, inode) changed, so an editor's atomic save (a new
+inode) counts as a change while untouched files cost one ``stat``. :func:`refresh_catalog` applies
+file events: an event inside a known skill directory re-lists that directory alone; anything
+structural falls back to the full rescan. :func:`diff_catalogs` gives ``skills.changed``'s ids.
+
+Identity: a skill is keyed by the real path of its ``SKILL.md``; its ``id`` is the first 24 hex
+digits of the SHA-256 of that path's file-system bytes (``os.fsencode``: UTF-8 on every platform
+skillsd supports, with undecodable bytes of a POSIX name kept as they are).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import unicodedata
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+import msgspec
+
+from skillsd.core.config import DEFAULT_CONFIG, Config
+from skillsd.core.discovery import (
+    SKILL_FILE,
+    FoundSkill,
+    Root,
+    RootPlan,
+    discovery_plan,
+    find_skill_file,
+    scan_plan,
+    skill_from_listing,
+)
+from skillsd.core.errors import SkillsdError
+from skillsd.core.skillfile import Mode, ParsedSkillFile, read_skill_file
+from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata
+
+#: How many names a ``skill_not_found`` error suggests.
+MAX_SUGGESTIONS = 5
+
+
+def skill_id(real_path: str) -> str:
+    """The stable id of the skill whose ``SKILL.md`` has this real path."""
+    return hashlib.sha256(os.fsencode(real_path)).hexdigest()[:24]
+
+
+def normalize_name(name: str) -> str:
+    """A name as the catalog indexes it (NFKC, stripped), for lookups by user-given names."""
+    return unicodedata.normalize("NFKC", name).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class BuildStats:
+    """What one build did: ``parsed`` files read with ``read_skill_file``, ``reused`` ones not."""
+
+    parsed: int
+    reused: int
+    dirs_scanned: int
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogDiff:
+    """Ids added, removed and changed between two catalogs (``skills.changed``'s payload)."""
+
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One found SKILL.md and what it became, kept for reuse while its stat key holds.
+
+    ``base`` is the listed metadata before per-catalog decoration (enabled flag, ``sameName``);
+    exactly one of ``base`` and ``error`` is set.
+    """
+
+    found: FoundSkill
+    parsed: ParsedSkillFile
+    id: str
+    base: SkillMetadata | None
+    error: SkillLoadError | None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Catalog:
+    """The skills, load errors and scan diagnostics found for one cwd, with lookup indexes.
+
+    Treat every list and skill in it as read-only: builds and views share them.
+    """
+
+    plan: RootPlan
+    config: Config
+    generation: int
+    skills: list[SkillMetadata]
+    errors: list[SkillLoadError]
+    diagnostics: list[Diagnostic]
+    #: Roots that do not exist yet (watch their nearest existing ancestor).
+    missing_roots: list[Root]
+    stats: BuildStats
+    #: The user-level disabled set (ids, or paths of skill dirs / SKILL.md files) it was built with.
+    disabled: frozenset[str]
+    by_id: dict[str, SkillMetadata]
+    by_name: dict[str, list[SkillMetadata]]
+    #: Real path of a SKILL.md -> its skill.
+    by_real_path: dict[str, SkillMetadata]
+    real_path_of: dict[str, str]
+    errors_by_real_path: dict[str, SkillLoadError]
+    #: Real path -> entry, in catalog order (errors included).
+    _entries: dict[str, _Entry] = field(repr=False)
+    _scan_diagnostics: list[Diagnostic] = field(repr=False)
+    #: Skill dir as reached -> real path of its SKILL.md, only where the two differ (symlinks).
+    _aliases: dict[str, str] = field(repr=False)
+
+    @property
+    def mode(self) -> Mode:
+        return self.config.validation
+
+    @property
+    def cwd(self) -> str:
+        return self.plan.cwd
+
+    @property
+    def root(self) -> str:
+        """The repo root the ``repo`` scope was computed from."""
+        return self.plan.repo_root
+
+    @property
+    def roots(self) -> tuple[Root, ...]:
+        return self.plan.roots
+
+    def get(self, skill_id: str) -> SkillMetadata | None:
+        return self.by_id.get(skill_id)
+
+    # -- enabled state ------------------------------------------------------------------------
+
+    def with_disabled(self, disabled: Collection[str]) -> Catalog:
+        """This catalog under a new user-level disabled set; a flipped flag grows the generation."""
+        disabled = frozenset(disabled)
+        flags = {s.id: not _is_disabled(s, self.real_path_of[s.id], disabled) for s in self.skills}
+        return self._with_flags(flags, bump=True, disabled=disabled)
+
+    def with_overrides(self, overrides: Mapping[str, bool]) -> Catalog:
+        """A view with per-session enable flags (id -> enabled) on top of the user state.
+
+        Returns ``self`` when no override changes anything, so a session without overrides costs
+        nothing; otherwise only the overridden skills are copied. The generation is unchanged.
+        """
+        return self._with_flags(overrides, bump=False, disabled=self.disabled)
+
+    def _with_flags(
+        self, flags: Mapping[str, bool], *, bump: bool, disabled: frozenset[str]
+    ) -> Catalog:
+        replaced: dict[str, SkillMetadata] = {}
+        for sid, enabled in flags.items():
+            skill = self.by_id.get(sid)
+            if skill is not None and skill.enabled != enabled:
+                replaced[sid] = msgspec.structs.replace(skill, enabled=enabled)
+        if not replaced:
+            return self if disabled == self.disabled else _replace(self, disabled=disabled)
+        by_id = dict(self.by_id)
+        by_id.update(replaced)
+        by_name = dict(self.by_name)
+        for skill in replaced.values():
+            by_name[skill.name] = [replaced.get(s.id, s) for s in by_name[skill.name]]
+        by_real_path = dict(self.by_real_path)
+        for sid, skill in replaced.items():
+            by_real_path[self.real_path_of[sid]] = skill
+        return _replace(
+            self,
+            generation=self.generation + 1 if bump else self.generation,
+            skills=[replaced.get(s.id, s) for s in self.skills],
+            disabled=disabled,
+            by_id=by_id,
+            by_name=by_name,
+            by_real_path=by_real_path,
+        )
+
+    # -- refs ---------------------------------------------------------------------------------
+
+    def resolve(
+        self,
+        *,
+        path: str | None = None,
+        id: str | None = None,
+        name: str | None = None,
+        include_disabled: bool = False,
+    ) -> SkillMetadata:
+        """Resolve a skill ref, ``path`` > ``id`` > ``name`` (only the first one given is used).
+
+        ``path`` is the skill dir or its ``SKILL.md``, relative paths against the catalog's cwd;
+        it and ``id`` find disabled skills too. A ``name`` must match exactly one enabled skill
+        (any skill with ``include_disabled``, as ``skills.setEnabled`` needs). Raises
+        ``SkillsdError`` ``skill_not_found`` (``suggestions``), ``ambiguous_skill``
+        (``candidates``) or ``invalid_skill`` (a path to a skill that failed validation).
+        """
+        if path is not None:
+            return self._resolve_path(path)
+        if id is not None:
+            skill = self.by_id.get(id)
+            if skill is None:
+                raise SkillsdError("skill_not_found", f"no skill with id {id!r}", suggestions=[])
+            return skill
+        if name is not None:
+            return self._resolve_name(name, include_disabled)
+        raise SkillsdError(
+            "skill_not_found", "no skill reference given: pass path, id or name", suggestions=[]
+        )
+
+    def _resolve_path(self, path: str) -> SkillMetadata:
+        absolute = os.path.join(self.plan.cwd, os.path.expanduser(path))
+        real = os.path.realpath(absolute)
+        candidates = (real, os.path.join(real, SKILL_FILE))
+        for candidate in candidates:
+            skill = self.by_real_path.get(candidate)
+            if skill is not None:
+                return skill
+        for candidate in candidates:
+            error = self.errors_by_real_path.get(candidate)
+            if error is not None:
+                raise SkillsdError(
+                    "invalid_skill",
+                    f"skill at {path!r} is invalid: {error.message}",
+                    path=error.path,
+                    diagnostics=error.diagnostics,
+                )
+        stem = os.path.basename(
+            real if os.path.basename(real) != SKILL_FILE else os.path.dirname(real)
+        )
+        where = path if real == path else f"{path!r} ({real})"
+        raise SkillsdError(
+            "skill_not_found",
+            f"no skill at {where}",
+            suggestions=closest_names(stem, self._names(include_disabled=True)),
+        )
+
+    def _resolve_name(self, name: str, include_disabled: bool) -> SkillMetadata:
+        wanted = normalize_name(name)
+        same = self.by_name.get(wanted, [])
+        usable = same if include_disabled else [s for s in same if s.enabled]
+        if len(usable) == 1:
+            return usable[0]
+        if len(usable) > 1:
+            paths = ", ".join(s.path for s in usable)
+            raise SkillsdError(
+                "ambiguous_skill",
+                f"{len(usable)} skills are named {name!r} ({paths}); pass path or id instead",
+                candidates=[{"id": s.id, "path": s.path, "scope": s.scope} for s in usable],
+            )
+        suggestions = closest_names(wanted, self._names(include_disabled))
+        if same:
+            message = f"skill {name!r} is disabled"
+        else:
+            message = f"no skill named {name!r}"
+            if suggestions:
+                message += f"; did you mean {', '.join(suggestions)}?"
+        raise SkillsdError("skill_not_found", message, suggestions=suggestions)
+
+    def _names(self, include_disabled: bool) -> list[str]:
+        if include_disabled:
+            return list(self.by_name)
+        return [n for n, group in self.by_name.items() if any(s.enabled for s in group)]
+
+
+def _replace(catalog: Catalog, **changes: object) -> Catalog:
+    return replace(catalog, **changes)  # type: ignore[arg-type]
+
+
+def _is_disabled(skill: SkillMetadata, real_path: str, disabled: frozenset[str]) -> bool:
+    if not disabled:
+        return False
+    return (
+        skill.id in disabled
+        or skill.path in disabled
+        or skill.dir in disabled
+        or real_path in disabled
+        or os.path.dirname(real_path) in disabled
+    )
+
+
+# -- building ---------------------------------------------------------------------------------
+
+
+def _load_message(diagnostics: list[Diagnostic]) -> str:
+    errors = [d for d in diagnostics if d.severity == "error"] or diagnostics
+    if not errors:
+        return "invalid SKILL.md"
+    extra = len(errors) - 1
+    return errors[0].message + (f" (and {extra} more problem{'s' * (extra > 1)})" if extra else "")
+
+
+def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
+    """The catalog's view of one parsed file: its listed metadata or its load error."""
+    fields = parsed.fields
+    if fields is None:
+        error = SkillLoadError(
+            path=found.path,
+            message=_load_message(parsed.diagnostics),
+            diagnostics=parsed.diagnostics,
+        )
+        return _Entry(found=found, parsed=parsed, id=sid, base=None, error=error)
+    stat = parsed.stat or found.stat
+    # An accepted skill lists warnings and info only; an error here would be a validator slip.
+    shown = [
+        msgspec.structs.replace(d, severity="warning") if d.severity == "error" else d
+        for d in parsed.diagnostics
+    ]
+    base = SkillMetadata(
+        id=sid,
+        name=fields.name,
+        description=fields.description,
+        path=found.path,
+        dir=found.dir,
+        scope=found.root.scope,
+        root=found.root.path,
+        mtime_ms=stat.mtime_ns / 1_000_000,
+        size=stat.size,
+        enabled=True,
+        resources=found.resources,
+        diagnostics=shown,
+        license=fields.license,
+        compatibility=fields.compatibility,
+        metadata=fields.metadata,
+        allowed_tools=fields.allowed_tools,
+        extra_fields=fields.extra_fields,
+    )
+    return _Entry(found=found, parsed=parsed, id=sid, base=base, error=None)
+
+
+def _duplicate_warning(skill: SkillMetadata, others: list[SkillMetadata]) -> Diagnostic:
+    return Diagnostic(
+        severity="warning",
+        code="name.duplicate",
+        field="name",
+        message=f"other skills are also named {skill.name!r}: "
+        + ", ".join(s.path for s in others)
+        + "; refer to this one by path or id",
+        path=skill.path,
+    )
+
+
+def _vanished(path: str) -> Diagnostic:
+    return Diagnostic(
+        severity="warning",
+        code="discovery.vanished",
+        message=f"{path}: file vanished during the scan",
+        path=path,
+    )
+
+
+def _assemble(
+    plan: RootPlan,
+    config: Config,
+    found_skills: Iterable[FoundSkill],
+    scan_diagnostics: list[Diagnostic],
+    missing_roots: list[Root],
+    dirs_scanned: int,
+    disabled: frozenset[str],
+    previous: Catalog | None,
+) -> Catalog:
+    """Turn scan results into a catalog, reusing every parse (and listed entry) still valid.
+
+    One pass over the found skills builds every index; it is the whole cost of a warm refresh,
+    so the common case (an unchanged entry) is a dict lookup and an identity check.
+    """
+    mode = config.validation
+    old_entries = previous._entries if previous is not None and previous.mode == mode else {}
+    entries: dict[str, _Entry] = {}
+    diagnostics = list(scan_diagnostics)
+    parsed_count = reused_count = 0
+    skills: list[SkillMetadata] = []
+    errors: list[SkillLoadError] = []
+    by_name: dict[str, list[SkillMetadata]] = {}
+    by_real_path: dict[str, SkillMetadata] = {}
+    real_path_of: dict[str, str] = {}
+    errors_by_real_path: dict[str, SkillLoadError] = {}
+    aliases: dict[str, str] = {}
+    for found in found_skills:
+        real = found.real_path
+        old = old_entries.get(real)
+        if old is not None and old.found is found:
+            reused_count += 1
+            entry = old
+        elif (
+            old is not None
+            and old.parsed.stat == found.stat
+            and old.found.path == found.path
+            and old.found.dir == found.dir
+        ):
+            reused_count += 1
+            # Same file version: the parse stands; the entry too unless root/resources moved.
+            entry = old if old.found == found else _entry_for(found, old.parsed, old.id)
+        else:
+            dir_name = os.path.basename(found.dir)
+            parsed = read_skill_file(found.path, mode=mode, dir_name=dir_name)
+            parsed_count += 1
+            if parsed.stat is None and parsed.fields is None:
+                # Gone between the scan and the read: a scan-level event, not a bad skill.
+                diagnostics.append(_vanished(found.path))
+                continue
+            entry = _entry_for(found, parsed, old.id if old is not None else skill_id(real))
+        entries[real] = entry
+        if found.path is not real and found.path != real:
+            aliases[found.dir] = real
+        base = entry.base
+        if base is not None:
+            skills.append(base)
+            by_real_path[real] = base
+            real_path_of[base.id] = real
+            group = by_name.get(base.name)
+            if group is None:
+                by_name[base.name] = [base]
+            else:
+                group.append(base)
+        elif entry.error is not None:
+            errors.append(entry.error)
+            errors_by_real_path[real] = entry.error
+
+    # Copies only for skills that differ from their cached entry: duplicates and disabled ones.
+    decorated: dict[str, SkillMetadata] = {}
+    for group in by_name.values():
+        if len(group) > 1:
+            for skill in group:
+                others = [s for s in group if s is not skill]
+                decorated[skill.id] = msgspec.structs.replace(
+                    skill,
+                    same_name=[s.id for s in others],
+                    diagnostics=[*skill.diagnostics, _duplicate_warning(skill, others)],
+                )
+    if disabled:
+        for skill in skills:
+            if _is_disabled(skill, real_path_of[skill.id], disabled):
+                current = decorated.get(skill.id, skill)
+                decorated[skill.id] = msgspec.structs.replace(current, enabled=False)
+    if decorated:
+        skills = [decorated.get(s.id, s) for s in skills]
+        for sid, skill in decorated.items():
+            by_real_path[real_path_of[sid]] = skill
+            by_name[skill.name] = [decorated.get(s.id, s) for s in by_name[skill.name]]
+
+    generation = 1
+    if previous is not None:
+        unchanged = (
+            previous.skills == skills
+            and previous.errors == errors
+            and previous.diagnostics == diagnostics
+        )
+        generation = previous.generation + (0 if unchanged else 1)
+    return Catalog(
+        plan=plan,
+        config=config,
+        generation=generation,
+        skills=skills,
+        errors=errors,
+        diagnostics=diagnostics,
+        missing_roots=missing_roots,
+        stats=BuildStats(parsed=parsed_count, reused=reused_count, dirs_scanned=dirs_scanned),
+        disabled=disabled,
+        by_id={s.id: s for s in skills},
+        by_name=by_name,
+        by_real_path=by_real_path,
+        real_path_of=real_path_of,
+        errors_by_real_path=errors_by_real_path,
+        _entries=entries,
+        _scan_diagnostics=scan_diagnostics,
+        _aliases=aliases,
+    )
+
+
+def build_catalog(
+    plan: RootPlan,
+    config: Config = DEFAULT_CONFIG,
+    *,
+    disabled: Collection[str] = frozenset(),
+    previous: Catalog | None = None,
+) -> Catalog:
+    """Scan ``plan``'s roots and build the catalog.
+
+    With ``previous`` (built in the same validation mode), files whose stat key, reached path and
+    directory are unchanged reuse the earlier parse (``stats.reused``); the rest are parsed
+    (``stats.parsed``). The generation is 1 for a first build, else the previous one, plus 1 when
+    skills, errors or diagnostics differ. ``disabled`` holds ids or skill dir/``SKILL.md`` paths.
+    Pass the base catalog as ``previous``, not a :meth:`Catalog.with_overrides` view.
+    """
+    result = scan_plan(plan, config)
+    return _assemble(
+        plan,
+        config,
+        result.skills,
+        result.diagnostics,
+        result.missing_roots,
+        result.dirs_scanned,
+        frozenset(disabled),
+        previous,
+    )
+
+
+def refresh_catalog(previous: Catalog, changed_paths: Iterable[str]) -> Catalog:
+    """Apply file-change events (absolute paths) to ``previous`` with as little I/O as possible.
+
+    A path inside a known skill directory (as reached or real) re-lists only that directory: its
+    ``SKILL.md`` is re-parsed if its stat key changed and its resource counts are recounted; a
+    removed skill directory drops the skill. Anything else (a new or removed skill, a category
+    folder, a root appearing, a ``SKILL.md`` deleted or retargeted) falls back to a full rescan
+    with parse reuse, which is always correct. Same config, plan and disabled set as ``previous``.
+    """
+    changed = {os.path.abspath(p) for p in changed_paths}
+    if not changed:
+        return previous
+    dirty: dict[str, FoundSkill] = {}
+    for path in changed:
+        skill = _owning_skill(path, previous)
+        if skill is None:
+            return _full_rebuild(previous)
+        dirty[skill.real_path] = skill
+
+    diagnostics: list[Diagnostic] = []
+    replaced: dict[str, FoundSkill | None] = {}
+    for real, old in dirty.items():
+        try:
+            with os.scandir(old.dir) as it:
+                listing = list(it)
+        except FileNotFoundError:
+            replaced[real] = None  # the whole skill directory is gone
+            continue
+        except OSError:
+            return _full_rebuild(previous)  # let the full scan report why
+        md = find_skill_file(listing, diagnostics)
+        if md is None:
+            return _full_rebuild(previous)  # no longer a skill: its subfolders may hold skills
+        new = skill_from_listing(
+            old.dir, os.path.realpath(old.dir), listing, md, old.root, diagnostics
+        )
+        if new is not None and new.real_path != real:
+            return _full_rebuild(previous)  # identity moved: dedupe must be redone
+        replaced[real] = new
+
+    dirty_dirs = tuple(f.dir + os.sep for f in dirty.values())
+    kept = [
+        d
+        for d in previous._scan_diagnostics
+        if d.path is None or not (d.path + os.sep).startswith(dirty_dirs)
+    ]
+    found = (replaced.get(real, e.found) for real, e in previous._entries.items())
+    return _assemble(
+        previous.plan,
+        previous.config,
+        [f for f in found if f is not None],
+        kept + diagnostics,
+        previous.missing_roots,
+        len(dirty),
+        previous.disabled,
+        previous,
+    )
+
+
+def _owning_skill(path: str, catalog: Catalog) -> FoundSkill | None:
+    """The known skill whose directory (as reached or real) holds ``path`` or is it, if any."""
+    entries, aliases = catalog._entries, catalog._aliases
+    current = path
+    while True:
+        entry = entries.get(os.path.join(current, SKILL_FILE))
+        if entry is None and current in aliases:
+            entry = entries.get(aliases[current])
+        if entry is not None:
+            return entry.found
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _full_rebuild(previous: Catalog) -> Catalog:
+    return build_catalog(
+        previous.plan, previous.config, disabled=previous.disabled, previous=previous
+    )
+
+
+def load_catalog(
+    cwd: str | None = None,
+    config: Config = DEFAULT_CONFIG,
+    *,
+    extra_roots: Iterable[str] = (),
+    disabled: Collection[str] = frozenset(),
+    previous: Catalog | None = None,
+) -> Catalog:
+    """:func:`build_catalog` for ``cwd`` with this process's environment and home directory."""
+    plan = discovery_plan(cwd, config, client_extra_roots=extra_roots)
+    return build_catalog(plan, config, disabled=disabled, previous=previous)
+
+
+def diff_catalogs(old: Catalog | None, new: Catalog) -> CatalogDiff:
+    """Ids added, removed and changed (any listed field differs) from ``old`` to ``new``."""
+    before = old.by_id if old is not None else {}
+    after = new.by_id
+    return CatalogDiff(
+        added=[s.id for s in new.skills if s.id not in before],
+        removed=[s.id for s in (old.skills if old is not None else []) if s.id not in after],
+        changed=[s.id for s in new.skills if s.id in before and before[s.id] != s],
+    )
+
+
+# -- suggestions ------------------------------------------------------------------------------
+
+
+def _bounded_distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance, or ``limit + 1`` as soon as it must exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        best = i
+        for j, cb in enumerate(b, 1):
+            value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            current.append(value)
+            best = min(best, value)
+        if best > limit:
+            return limit + 1
+        previous = current
+    return previous[-1]
+
+
+def closest_names(query: str, names: Iterable[str], limit: int = MAX_SUGGESTIONS) -> list[str]:
+    """Up to ``limit`` names within edit distance ``max(2, len(query) // 3)``, closest first."""
+    query = normalize_name(query).lower()
+    if not query:
+        return []
+    bound = max(2, len(query) // 3)
+    query_chars = set(query)
+    scored: list[tuple[int, str]] = []
+    for name in names:
+        # Each edit changes at most two members of the character-set difference: a cheap bound
+        # that skips most of a 10 000-name catalog before the quadratic distance.
+        if len(query_chars.symmetric_difference(name)) > 2 * bound:
+            continue
+        distance = _bounded_distance(query, name, bound)
+        if distance <= bound:
+            scored.append((distance, name))
+    scored.sort()
+    return [name for _, name in scored[:limit]]

@@ -1,0 +1,447 @@
+"""Where skills live: the repo root, the roots of each scope, and the recursive scan (SPEC 2).
+
+Two steps, kept apart so each is testable on its own:
+
+- :func:`compute_roots` decides *where to look*. It takes the environment and the home directory
+  as parameters (``discovery_plan`` is the thin wrapper reading ``os.environ``/``Path.home()``);
+  its only file-system access is the repo-marker lookup.
+- :func:`scan` walks those roots breadth-first with ``os.scandir`` and reports every ``SKILL.md``
+  found, deduplicated by real path and sorted (scope, nearer-to-cwd root, path), plus scan-level
+  diagnostics and the roots that do not exist. It never parses a file and never raises for a
+  problem on disk: unreadable or vanishing entries become diagnostics.
+
+The scan is on the hot path for 10 000 skills, so it lists each directory exactly once, relies on
+the type information ``scandir`` already has, stats each ``SKILL.md`` once, and derives real paths
+from the parent's real path instead of calling ``realpath`` unless a symlink is involved.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from operator import attrgetter
+from pathlib import Path
+
+from skillsd.core import limits
+from skillsd.core.config import DEFAULT_CONFIG, Config
+from skillsd.core.skillfile import StatKey
+from skillsd_protocol import Diagnostic, ResourceCounts, Scope
+from skillsd_protocol.model import SCOPE_ORDER
+
+SKILL_FILE = "SKILL.md"
+#: Skill roots inside a directory, in priority order; all but the first are "compat roots".
+REPO_ROOT_DIRS = (".agents/skills", ".agent/skills", ".claude/skills")
+#: Conventional resource folders counted in ``SkillMetadata.resources``.
+RESOURCE_DIRS = frozenset({"scripts", "references", "assets"})
+
+ENV_ROOT = "SKILLSD_ROOT"
+ENV_SKILLS_PATH = "AGENT_SKILLS_PATH"
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """One directory to scan for skills.
+
+    ``path`` is absolute and normalised but not resolved (it is what the user configured or what
+    the repo chain produced). ``distance`` is how many levels above ``cwd`` the directory holding a
+    repo root is (0 for roots at ``cwd``, and for every user and extra root).
+    """
+
+    path: str
+    scope: Scope
+    distance: int = 0
+
+    @property
+    def order_key(self) -> tuple[int, int, str]:
+        """Scope first, then nearer-to-cwd, then path: SPEC 2's ordering."""
+        return (SCOPE_ORDER[self.scope], self.distance, self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class RootPlan:
+    """Where one catalog looks: ``cwd``, the repo root found for it and the ordered roots."""
+
+    cwd: str
+    repo_root: str
+    roots: tuple[Root, ...]
+
+
+@dataclass(slots=True)
+class FoundSkill:
+    """A ``SKILL.md`` found by the scan (not parsed yet).
+
+    ``path``/``dir`` are as reached from the root (symlinks not resolved); ``real_path`` is the
+    real path of the ``SKILL.md`` (the skill's identity). ``stat`` follows symlinks.
+    """
+
+    path: str
+    dir: str
+    real_path: str
+    root: Root
+    stat: StatKey
+    resources: ResourceCounts
+
+    @property
+    def order_key(self) -> tuple[int, int, str]:
+        return (SCOPE_ORDER[self.root.scope], self.root.distance, self.path)
+
+
+@dataclass(slots=True)
+class ScanResult:
+    """What :func:`scan` found: skills (deduplicated, ordered), diagnostics, missing roots."""
+
+    skills: list[FoundSkill]
+    diagnostics: list[Diagnostic]
+    #: Roots that do not exist (the watcher watches their nearest existing ancestor).
+    missing_roots: list[Root]
+    #: Directories listed, over all roots (roots themselves included).
+    dirs_scanned: int
+
+
+# -- roots ------------------------------------------------------------------------------------
+
+
+def find_repo_root(cwd: str, markers: Iterable[str], env: Mapping[str, str]) -> str:
+    """``$SKILLSD_ROOT`` if set, else the nearest ancestor of ``cwd`` with a marker, else ``cwd``.
+
+    ``cwd`` must be absolute. A relative ``$SKILLSD_ROOT`` is taken relative to ``cwd``.
+    """
+    forced = env.get(ENV_ROOT)
+    if forced:
+        return os.path.normpath(os.path.join(cwd, os.path.expanduser(forced)))
+    markers = tuple(markers)
+    current = cwd
+    while True:
+        if any(os.path.lexists(os.path.join(current, marker)) for marker in markers):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return cwd
+        current = parent
+
+
+def _chain(repo_root: str, cwd: str) -> list[str]:
+    """Directories from ``cwd`` up to ``repo_root`` (nearest first).
+
+    When ``repo_root`` is not an ancestor of ``cwd`` (only possible with ``$SKILLSD_ROOT``), the
+    user asked for that root explicitly, so it alone is the chain.
+    """
+    if cwd != repo_root and not cwd.startswith(repo_root.rstrip(os.sep) + os.sep):
+        return [repo_root]
+    chain = [cwd]
+    current = cwd
+    while current != repo_root:
+        current = os.path.dirname(current)
+        chain.append(current)
+    return chain
+
+
+def _expand(entry: str, *, cwd: str, home: str) -> str:
+    # `~` expands with the given home (not os.environ) so the function stays pure.
+    if entry == "~" or entry.startswith("~" + os.sep):
+        entry = home + entry[1:]
+    return os.path.normpath(os.path.join(cwd, entry))
+
+
+def compute_roots(
+    cwd: str,
+    config: Config = DEFAULT_CONFIG,
+    *,
+    home: str,
+    env: Mapping[str, str],
+    client_extra_roots: Iterable[str] = (),
+) -> RootPlan:
+    """The roots one catalog scans, in SPEC 2's order; the same directory is listed once.
+
+    ``cwd`` is made absolute (not resolved). Extra roots come from ``$AGENT_SKILLS_PATH``
+    (``os.pathsep``-separated, ``:`` on POSIX), config ``roots.extra`` and ``client_extra_roots``;
+    relative entries are relative to ``cwd`` and a leading ``~`` means ``home``.
+    """
+    cwd = os.path.abspath(cwd)
+    disc = config.discovery
+    repo_root = find_repo_root(cwd, disc.markers, env)
+    names = REPO_ROOT_DIRS if disc.compat_roots else REPO_ROOT_DIRS[:1]
+    roots: list[Root] = []
+    if disc.auto:
+        for distance, directory in enumerate(_chain(repo_root, cwd)):
+            roots.extend(Root(os.path.join(directory, n), "repo", distance) for n in names)
+        roots.extend(Root(os.path.join(home, n), "user") for n in names)
+    extras = [e for e in env.get(ENV_SKILLS_PATH, "").split(os.pathsep) if e.strip()]
+    extras += [*config.roots.extra, *client_extra_roots]
+    roots.extend(Root(_expand(e.strip(), cwd=cwd, home=home), "extra") for e in extras)
+    seen: set[str] = set()
+    unique = []
+    for root in sorted(roots, key=attrgetter("order_key")):
+        if root.path not in seen:
+            seen.add(root.path)
+            unique.append(root)
+    return RootPlan(cwd=cwd, repo_root=repo_root, roots=tuple(unique))
+
+
+def discovery_plan(
+    cwd: str | None = None,
+    config: Config = DEFAULT_CONFIG,
+    *,
+    client_extra_roots: Iterable[str] = (),
+) -> RootPlan:
+    """:func:`compute_roots` with this process's environment and home directory."""
+    return compute_roots(
+        os.getcwd() if cwd is None else cwd,
+        config,
+        home=str(Path.home()),
+        env=os.environ,
+        client_extra_roots=client_extra_roots,
+    )
+
+
+def nearest_existing_ancestor(path: str) -> str:
+    """The closest existing directory at or above ``path`` (to watch for a root appearing)."""
+    current = os.path.abspath(path)
+    while not os.path.isdir(current):
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    return current
+
+
+# -- scan -------------------------------------------------------------------------------------
+
+
+def _diag(code: str, message: str, path: str) -> Diagnostic:
+    return Diagnostic(severity="warning", code=code, message=message, path=path)
+
+
+def _list_dir(path: str, diagnostics: list[Diagnostic]) -> list[os.DirEntry[str]] | None:
+    """All entries of a directory, or None (with a diagnostic) when it cannot be listed."""
+    try:
+        with os.scandir(path) as it:
+            return list(it)
+    except FileNotFoundError:
+        diagnostics.append(
+            _diag("discovery.vanished", f"{path}: directory vanished during the scan", path)
+        )
+    except PermissionError as exc:
+        diagnostics.append(
+            _diag("discovery.unreadable", f"{path}: cannot list directory: {exc.strerror}", path)
+        )
+    except OSError as exc:
+        reason = exc.strerror or errno.errorcode.get(exc.errno or 0, str(exc))
+        diagnostics.append(
+            _diag("discovery.unreadable", f"{path}: cannot list directory: {reason}", path)
+        )
+    return None
+
+
+def _count_entries(path: str, diagnostics: list[Diagnostic]) -> int:
+    entries = _list_dir(path, diagnostics)
+    return 0 if entries is None else sum(1 for e in entries if not e.name.startswith("."))
+
+
+def skill_from_listing(
+    directory: str,
+    real_dir: str,
+    entries: list[os.DirEntry[str]],
+    md: os.DirEntry[str],
+    root: Root,
+    diagnostics: list[Diagnostic],
+) -> FoundSkill | None:
+    """Build a :class:`FoundSkill` from a skill directory's listing (None if SKILL.md vanished).
+
+    Resource counts: non-hidden entries directly inside ``scripts/``, ``references/`` and
+    ``assets/``; ``other`` = non-hidden top-level entries besides ``SKILL.md`` and those folders.
+    """
+    try:
+        st = md.stat()
+    except FileNotFoundError:
+        diagnostics.append(
+            _diag("discovery.vanished", f"{md.path}: file vanished during the scan", md.path)
+        )
+        return None
+    except OSError as exc:
+        diagnostics.append(
+            _diag("discovery.unreadable", f"{md.path}: cannot stat: {exc.strerror}", md.path)
+        )
+        return None
+    counts = {"scripts": 0, "references": 0, "assets": 0}
+    other = 0
+    for entry in entries:
+        name = entry.name
+        if name == SKILL_FILE or name.startswith("."):
+            continue
+        if name in RESOURCE_DIRS and entry.is_dir():
+            counts[name] = _count_entries(entry.path, diagnostics)
+        else:
+            other += 1
+    real_path = os.path.realpath(md.path) if md.is_symlink() else _join(real_dir, SKILL_FILE)
+    return FoundSkill(
+        path=md.path,
+        dir=directory,
+        real_path=real_path,
+        root=root,
+        stat=StatKey(st.st_mtime_ns, st.st_size, st.st_ino),
+        resources=ResourceCounts(other=other, **counts),
+    )
+
+
+def _join(real_dir: str, name: str) -> str:
+    return real_dir + name if real_dir.endswith(os.sep) else real_dir + os.sep + name
+
+
+def find_skill_file(
+    entries: list[os.DirEntry[str]], diagnostics: list[Diagnostic]
+) -> os.DirEntry[str] | None:
+    """The listing's ``SKILL.md`` if it is a file (a diagnostic when it is something else)."""
+    for entry in entries:
+        if entry.name == SKILL_FILE:
+            if entry.is_file():
+                return entry
+            diagnostics.append(
+                _diag(
+                    "discovery.not_a_file",
+                    f"{entry.path}: not a regular file (a directory or a broken symlink)",
+                    entry.path,
+                )
+            )
+            return None
+    return None
+
+
+def _scan_root(
+    root: Root,
+    real_root: str,
+    entries: list[os.DirEntry[str]],
+    *,
+    max_depth: int,
+    max_dirs: int,
+    found: list[FoundSkill],
+    diagnostics: list[Diagnostic],
+) -> int:
+    """Breadth-first scan of one existing root; returns how many directories were listed."""
+    visited = {real_root}
+    # (path as reached, real path, depth, listing when already made)
+    queue: deque[tuple[str, str, int, list[os.DirEntry[str]] | None]] = deque(
+        [(root.path, real_root, 0, entries)]
+    )
+    listed = 0  # directories under the root (the root itself is not counted against maxDirs)
+    depth_hit = dirs_hit = False
+    while queue:
+        directory, real_dir, depth, listing = queue.popleft()
+        if listing is None:
+            if listed >= max_dirs:
+                dirs_hit = True
+                break
+            listed += 1
+            listing = _list_dir(directory, diagnostics)
+            if listing is None:
+                continue
+        md = find_skill_file(listing, diagnostics)
+        if md is not None:
+            skill = skill_from_listing(directory, real_dir, listing, md, root, diagnostics)
+            if skill is not None:
+                found.append(skill)
+            continue  # a skill directory is never descended into
+        listing.sort(key=attrgetter("name"))  # a deterministic order makes maxDirs predictable
+        for entry in listing:
+            name = entry.name
+            if name in limits.SKIPPED_DIR_NAMES:
+                continue
+            try:
+                if not entry.is_dir():
+                    continue
+            except OSError:
+                continue  # vanished between listing and the type check: nothing to scan
+            if depth >= max_depth:
+                depth_hit = True
+                continue
+            real = os.path.realpath(entry.path) if entry.is_symlink() else _join(real_dir, name)
+            if real in visited:
+                continue  # a symlink loop, or a directory already reached through a link
+            visited.add(real)
+            queue.append((entry.path, real, depth + 1, None))
+    if depth_hit:
+        diagnostics.append(
+            _diag(
+                "discovery.max_depth",
+                f"{root.path}: directories deeper than {max_depth} levels were not scanned "
+                "(discovery.maxDepth)",
+                root.path,
+            )
+        )
+    if dirs_hit:
+        diagnostics.append(
+            _diag(
+                "discovery.max_dirs",
+                f"{root.path}: stopped after {max_dirs} directories; the rest was not scanned "
+                "(discovery.maxDirs)",
+                root.path,
+            )
+        )
+    return listed + 1
+
+
+def scan(
+    roots: Iterable[Root],
+    *,
+    max_depth: int = limits.DEFAULT_MAX_DEPTH,
+    max_dirs: int = limits.DEFAULT_MAX_DIRS,
+) -> ScanResult:
+    """Find every ``SKILL.md`` under ``roots`` (see the module docstring for the rules).
+
+    An extra root that holds a ``SKILL.md`` (or is the path of one) is that one skill. Roots that
+    resolve to a directory already scanned are skipped. The same file reached twice is kept once,
+    for the first reach in SPEC order (scope, nearer-to-cwd, path).
+    """
+    found: list[FoundSkill] = []
+    diagnostics: list[Diagnostic] = []
+    missing: list[Root] = []
+    scanned_real: set[str] = set()
+    dirs = 0
+    for root in sorted(roots, key=attrgetter("order_key")):
+        path = root.path
+        if os.path.basename(path) == SKILL_FILE and os.path.isfile(path):
+            # A root given as the SKILL.md itself: scan its directory as a one-skill root.
+            root = Root(os.path.dirname(path), root.scope, root.distance)
+            path = root.path
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+        except FileNotFoundError:
+            missing.append(root)
+            continue
+        except OSError:
+            _list_dir(path, diagnostics)  # records the reason as a diagnostic
+            continue
+        real_root = os.path.realpath(path)
+        if real_root in scanned_real:
+            continue
+        scanned_real.add(real_root)
+        dirs += _scan_root(
+            root,
+            real_root,
+            entries,
+            max_depth=max_depth,
+            max_dirs=max_dirs,
+            found=found,
+            diagnostics=diagnostics,
+        )
+    found.sort(key=attrgetter("order_key"))
+    unique: list[FoundSkill] = []
+    seen: set[str] = set()
+    for skill in found:
+        if skill.real_path not in seen:
+            seen.add(skill.real_path)
+            unique.append(skill)
+    return ScanResult(
+        skills=unique, diagnostics=diagnostics, missing_roots=missing, dirs_scanned=dirs
+    )
+
+
+def scan_plan(plan: RootPlan, config: Config = DEFAULT_CONFIG) -> ScanResult:
+    """:func:`scan` over a plan's roots with the config's depth and directory limits."""
+    return scan(
+        plan.roots, max_depth=config.discovery.max_depth, max_dirs=config.discovery.max_dirs
+    )

@@ -1,0 +1,334 @@
+"""Where catalogs are cached: one live catalog per (real cwd, extra roots, effective config).
+
+A cached catalog is served without touching the disk while nothing changed. Its roots are watched
+(:mod:`skillsd.daemon.watcher`); events are debounced (``limits.WATCH_DEBOUNCE_SECONDS`` of
+quiet), then applied with :func:`skillsd.core.catalog.refresh_catalog`, which re-parses only
+files whose stat key changed, and every connection that listed the cwd gets ``skills.changed``.
+When watching is impossible the catalog falls back to stat-validation on every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from skillsd.core import limits
+from skillsd.core.catalog import Catalog, build_catalog, diff_catalogs, refresh_catalog
+from skillsd.core.config import (
+    Config,
+    load_config,
+    project_config_path,
+    user_config_path,
+)
+from skillsd.core.discovery import (
+    RootPlan,
+    compute_roots,
+    find_repo_root,
+    nearest_existing_ancestor,
+)
+from skillsd.daemon.watcher import Subscription, WatchService, WatchTarget
+from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
+
+log = logging.getLogger(__name__)
+
+WatchMode = Literal["watching", "stat"]
+CacheKey = tuple[str, tuple[str, ...], Config]
+
+
+class Listener(Protocol):
+    """A connection that wants ``skills.changed`` for the catalogs it listed."""
+
+    def notify(self, method: str, params: SkillsChangedParams) -> None: ...
+
+
+@dataclass(eq=False)
+class CachedCatalog:
+    """One live catalog and its watch state."""
+
+    key: CacheKey
+    plan: RootPlan
+    catalog: Catalog | None = None
+    mode: WatchMode = "watching"
+    reason: str | None = None
+    sub: Subscription | None = None
+    watch_roots: list[str] = field(default_factory=list)
+    #: Paths reported by events not yet applied (None: rescan everything).
+    pending: set[str] | None = field(default_factory=set)
+    dirty: bool = False
+    timer: asyncio.TimerHandle | None = None
+    building: asyncio.Future[Catalog] | None = None
+    listeners: set[Listener] = field(default_factory=set)
+    #: Filter for event paths: existing roots, real skill dirs, ancestors of missing roots.
+    prefixes: tuple[str, ...] = ()
+    ancestors_of_missing: frozenset[str] = frozenset()
+
+    def watch_info(self) -> WatchInfo:
+        return WatchInfo(mode=self.mode, roots=list(self.watch_roots), reason=self.reason)
+
+
+class ConfigSource:
+    """Finds the effective config for a cwd; re-reads a file only when its stat changed."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self._env = env
+        self._files: dict[str, tuple[tuple[_Signature, ...], Config, list[str]]] = {}
+
+    def paths_for(self, repo_root: str) -> list[str]:
+        return [user_config_path(self._env), project_config_path(repo_root)]
+
+    def load(self, paths: list[str]) -> tuple[Config, list[str]]:
+        """Layered config of ``paths``; raises ``SkillsdError`` naming a bad file."""
+        signature = tuple(_stat_signature(p) for p in paths)
+        key = "\0".join(paths)
+        cached = self._files.get(key)
+        if cached is not None and cached[0] == signature:
+            return cached[1], cached[2]
+        config, sources = load_config(paths)
+        self._files[key] = (signature, config, sources)
+        return config, sources
+
+    def for_cwd(self, cwd: str) -> tuple[Config, list[str], str]:
+        """(config, sources, repo root): user config first (it may change the markers)."""
+        user_only, _ = self.load([user_config_path(self._env)])
+        repo_root = find_repo_root(cwd, user_only.discovery.markers, self._env)
+        config, sources = self.load(self.paths_for(repo_root))
+        return config, sources, repo_root
+
+
+class CatalogCache:
+    """All live catalogs of the daemon."""
+
+    def __init__(
+        self,
+        *,
+        env: Mapping[str, str],
+        home: str,
+        watch: WatchService | None,
+        disabled: Callable[[], frozenset[str]] = frozenset,
+    ) -> None:
+        self._env = env
+        self._home = home
+        self._watch = watch
+        self._disabled = disabled
+        self._entries: dict[CacheKey, CachedCatalog] = {}
+        self.configs = ConfigSource(env)
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def entry_for(self, cwd: str, extra_roots: tuple[str, ...] = ()) -> CachedCatalog:
+        """The cache entry for a cwd (created empty on first use)."""
+        real_cwd = os.path.realpath(cwd)
+        config, _sources, _ = self.configs.for_cwd(real_cwd)
+        key: CacheKey = (real_cwd, extra_roots, config)
+        entry = self._entries.get(key)
+        if entry is None:
+            plan = compute_roots(
+                real_cwd, config, home=self._home, env=self._env, client_extra_roots=extra_roots
+            )
+            entry = CachedCatalog(key=key, plan=plan)
+            self._entries[key] = entry
+        return entry
+
+    async def get(
+        self,
+        cwd: str,
+        extra_roots: tuple[str, ...] = (),
+        *,
+        force: bool = False,
+        listener: Listener | None = None,
+    ) -> tuple[Catalog, CachedCatalog]:
+        """The current catalog for ``cwd``; builds, refreshes or stat-validates as needed."""
+        self._loop = asyncio.get_running_loop()
+        entry = self.entry_for(cwd, extra_roots)
+        if listener is not None:
+            entry.listeners.add(listener)
+        if force:
+            entry.catalog = None  # rescan from scratch, no reuse
+            entry.pending = None
+        if entry.catalog is not None and entry.mode == "watching" and not entry.dirty:
+            return entry.catalog, entry
+        return await self._update(entry), entry
+
+    def forget_listener(self, listener: Listener) -> None:
+        for entry in self._entries.values():
+            entry.listeners.discard(listener)
+
+    def invalidate_disabled(self) -> None:
+        """The user's enabled flags changed: every catalog re-derives them on next use."""
+        for entry in self._entries.values():
+            if entry.catalog is not None:
+                entry.dirty = True
+
+    def entries(self) -> list[CachedCatalog]:
+        return list(self._entries.values())
+
+    def close(self) -> None:
+        for entry in self._entries.values():
+            if entry.timer is not None:
+                entry.timer.cancel()
+            if entry.sub is not None and self._watch is not None:
+                self._watch.cancel(entry.sub)
+
+    # -- building ----------------------------------------------------------------------------
+
+    async def _update(self, entry: CachedCatalog) -> Catalog:
+        if entry.building is not None:
+            # Concurrent requests for the same cwd share one scan.
+            return await asyncio.shield(entry.building)
+        if entry.timer is not None:
+            entry.timer.cancel()
+            entry.timer = None
+        previous, pending = entry.catalog, entry.pending
+        entry.pending, entry.dirty = set(), False
+        loop = asyncio.get_running_loop()
+        entry.building = loop.create_future()
+        try:
+            catalog = await asyncio.to_thread(self._build, entry, previous, pending)
+            if entry.sub is None or previous is None or pending is None:
+                await asyncio.to_thread(self._rewatch, entry, catalog)
+            entry.catalog = catalog
+            entry.building.set_result(catalog)
+        except BaseException as exc:
+            entry.building.set_exception(exc)
+            entry.building.exception()  # mark retrieved: the caller re-raises it
+            raise
+        finally:
+            entry.building = None
+        if previous is not None:
+            diff = diff_catalogs(previous, catalog)
+            if diff:
+                self._announce(entry, catalog, diff.added, diff.removed, diff.changed)
+        return catalog
+
+    def _build(
+        self, entry: CachedCatalog, previous: Catalog | None, pending: set[str] | None
+    ) -> Catalog:
+        disabled = self._disabled()
+        if previous is not None and previous.disabled != disabled:
+            previous = previous.with_disabled(disabled)
+        if previous is not None and entry.mode == "watching" and pending:
+            return refresh_catalog(previous, pending)
+        return build_catalog(entry.plan, entry.key[2], disabled=disabled, previous=previous)
+
+    def _rewatch(self, entry: CachedCatalog, catalog: Catalog) -> None:
+        targets: set[WatchTarget] = set()
+        prefixes: list[str] = []
+        ancestors: set[str] = set()
+        for root in catalog.roots:
+            if os.path.isdir(root.path):
+                targets.add((root.path, True))
+                prefixes.append(root.path)
+            elif os.path.isfile(root.path):  # a root given as a SKILL.md path
+                targets.add((os.path.dirname(root.path), True))
+                prefixes.append(os.path.dirname(root.path))
+            else:
+                anchor = nearest_existing_ancestor(root.path)
+                targets.add((anchor, False))
+                walk = root.path
+                while walk != anchor and walk != os.path.dirname(walk):
+                    ancestors.add(walk)
+                    walk = os.path.dirname(walk)
+        for real in catalog.by_real_path:
+            skill_dir = os.path.dirname(real)
+            if not skill_dir.startswith(tuple(p + os.sep for p in prefixes)):
+                targets.add((skill_dir, True))  # reached through a symlink
+                prefixes.append(skill_dir)
+        entry.prefixes = tuple(prefixes)
+        entry.ancestors_of_missing = frozenset(ancestors)
+        entry.watch_roots = sorted(p for p, _ in targets)
+        if self._watch is None:
+            entry.mode, entry.reason = "stat", "file watching disabled"
+            return
+        if entry.sub is None:
+            entry.sub = Subscription(on_event=functools.partial(self._on_event, entry))
+        self._watch.update(entry.sub, targets)
+        if entry.sub.failure is not None:
+            entry.mode, entry.reason = "stat", entry.sub.failure
+            log.warning("falling back to stat-validation for %s: %s", entry.key[0], entry.reason)
+        else:
+            entry.mode, entry.reason = "watching", None
+
+    # -- events (observer thread -> loop) ----------------------------------------------------
+
+    def _on_event(self, entry: CachedCatalog, paths: list[str]) -> None:
+        relevant = [p for p in paths if self._relevant(entry, p)]
+        if relevant and self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._note_event, entry, relevant)
+
+    @staticmethod
+    def _relevant(entry: CachedCatalog, path: str) -> bool:
+        if path in entry.ancestors_of_missing:
+            return True
+        return path in entry.prefixes or path.startswith(tuple(p + os.sep for p in entry.prefixes))
+
+    def _note_event(self, entry: CachedCatalog, paths: list[str]) -> None:
+        if entry.pending is not None:
+            entry.pending.update(paths)
+        entry.dirty = True
+        if entry.timer is not None:
+            entry.timer.cancel()
+        loop = asyncio.get_running_loop()
+        entry.timer = loop.call_later(
+            limits.WATCH_DEBOUNCE_SECONDS, lambda: loop.create_task(self._settle(entry))
+        )
+
+    async def _settle(self, entry: CachedCatalog) -> None:
+        entry.timer = None
+        if not entry.dirty or entry.catalog is None:
+            return
+        try:
+            await self._update(entry)
+        except Exception:
+            log.exception("refreshing the catalog of %s failed", entry.key[0])
+
+    def on_overflow(self) -> None:
+        """The kernel dropped events: nothing can be trusted, so stat-validate from now on."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+
+        def degrade() -> None:
+            for entry in self._entries.values():
+                entry.mode, entry.reason = "stat", "inotify event queue overflowed"
+                entry.pending, entry.dirty = None, True
+
+        loop.call_soon_threadsafe(degrade)
+
+    def _announce(
+        self,
+        entry: CachedCatalog,
+        catalog: Catalog,
+        added: list[str],
+        removed: list[str],
+        changed: list[str],
+    ) -> None:
+        params = SkillsChangedParams(
+            cwd=entry.key[0],
+            generation=catalog.generation,
+            added=added,
+            removed=removed,
+            changed=changed,
+        )
+        for listener in list(entry.listeners):
+            try:
+                listener.notify("skills.changed", params)
+            except Exception:
+                log.exception("could not notify a listener of skills.changed")
+                entry.listeners.discard(listener)
+
+
+_Signature = tuple[int, int, int] | None
+
+
+def _stat_signature(path: str) -> _Signature:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)

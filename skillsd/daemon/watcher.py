@@ -1,0 +1,127 @@
+"""File watching for live catalogs: watchdog events -> "this catalog may be stale" callbacks.
+
+This adapter only translates events; deciding what changed is the catalog's job (it re-stats and
+re-parses what differs). One watchdog observer serves every catalog of the daemon because inotify
+instances are a scarce per-user resource.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver, ObservedWatch
+
+log = logging.getLogger(__name__)
+
+#: (path, recursive) pairs one catalog needs watched.
+WatchTarget = tuple[str, bool]
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, on_event: Callable[[list[str]], None]) -> None:
+        self._on_event = on_event
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        # Opening/closing a file for reading changes nothing a catalog shows.
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        paths = [os.fsdecode(event.src_path)]
+        if event.dest_path:
+            paths.append(os.fsdecode(event.dest_path))
+        self._on_event(paths)
+
+
+@dataclass
+class Subscription:
+    """One catalog's watches. ``failure`` says why watching is impossible (then stat mode)."""
+
+    #: Called on the observer thread with the paths an event touched.
+    on_event: Callable[[list[str]], None]
+    watches: dict[WatchTarget, ObservedWatch] = field(default_factory=dict)
+    failure: str | None = None
+
+
+class _OverflowSpy(logging.Handler):
+    """watchdog reports a kernel queue overflow only in its log; catch that line."""
+
+    def __init__(self, on_overflow: Callable[[], None]) -> None:
+        super().__init__(level=logging.WARNING)
+        self._on_overflow = on_overflow
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self._on_overflow()
+
+
+class WatchService:
+    """Owns the observer thread; catalogs subscribe with the paths they need watched."""
+
+    def __init__(self, on_overflow: Callable[[], None] | None = None) -> None:
+        self._lock = threading.Lock()
+        self._observer: BaseObserver | None = None
+        self._start_error: str | None = None
+        if on_overflow is not None:
+            logging.getLogger("watchdog.observers").addHandler(_OverflowSpy(on_overflow))
+
+    def _ensure_observer(self) -> BaseObserver | None:
+        if self._observer is None and self._start_error is None:
+            try:
+                observer = Observer()
+                observer.daemon = True
+                observer.start()
+                self._observer = observer
+            except OSError as exc:
+                self._start_error = f"file watching unavailable: {exc}"
+        return self._observer
+
+    def update(self, sub: Subscription, targets: Iterable[WatchTarget]) -> None:
+        """Make ``sub`` watch exactly ``targets``; on failure set ``sub.failure`` (stat mode)."""
+        wanted = set(targets)
+        with self._lock:
+            observer = self._ensure_observer()
+            if observer is None:
+                sub.failure = self._start_error
+                return
+            for target in set(sub.watches) - wanted:
+                self._unschedule(observer, sub.watches.pop(target))
+            handler = _Handler(sub.on_event)
+            failure = None
+            for target in sorted(wanted - set(sub.watches)):
+                path, recursive = target
+                try:
+                    sub.watches[target] = observer.schedule(
+                        handler, path, recursive=recursive, follow_symlink=True
+                    )
+                except FileNotFoundError:
+                    # Vanished between the scan and now: the next rebuild recomputes targets.
+                    sub.on_event([path])
+                except OSError as exc:
+                    failure = f"cannot watch {path}: {exc.strerror or exc}"
+            sub.failure = failure
+
+    def cancel(self, sub: Subscription) -> None:
+        with self._lock:
+            if self._observer is not None:
+                for watch in sub.watches.values():
+                    self._unschedule(self._observer, watch)
+            sub.watches.clear()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._observer is not None:
+                self._observer.stop()
+                self._observer.join(timeout=2)
+                self._observer = None
+
+    @staticmethod
+    def _unschedule(observer: BaseObserver, watch: ObservedWatch) -> None:
+        try:
+            observer.unschedule(watch)
+        except (KeyError, OSError):
+            log.debug("watch on %s already gone", watch.path)
