@@ -45,3 +45,27 @@ DEFAULT_PROMPT_MAX_BYTES = 32 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 #: Quiet time before a burst of file events becomes one catalog update.
 WATCH_DEBOUNCE_SECONDS = 0.1
+#: Bytes of LSP-style headers (``Content-Length: ...``) read before a header block is refused.
+MAX_HEADER_BYTES = 8 * 1024
+#: Responses queued for a client that does not read; past this the connection is dropped.
+MAX_PENDING_OUTPUT_BYTES = 64 * 1024 * 1024
+#: Requests running at once on one connection; past this the daemon stops reading its input.
+MAX_INFLIGHT_REQUESTS = 256
+#: How long a closing connection waits for in-flight requests before cancelling them.
+SHUTDOWN_GRACE_SECONDS = 10.0
+#: How often ``initialize``'s ``processId`` is checked when pidfds are unavailable.
+PARENT_POLL_SECONDS = 1.0
+#: ``skillsd proxy``: how long it keeps trying to reach a daemon it started.
+PROXY_CONNECT_TIMEOUT_SECONDS = 10.0
+#: ``skillsd proxy``: idle timeout given to a daemon it starts.
+PROXY_DAEMON_IDLE_SECONDS = 600.0
+
+#: Frontmatter YAML longer than this (in characters) is scanned event by event for its nesting
+#: depth before libyaml composes it: the C composer recurses once per level and a 64 KiB
+#: ``[[[[...`` document would overflow the C stack. Shorter text cannot nest deep enough to matter.
+YAML_UNSCANNED_CHARS = 4096
+
+#: ``skills.readFile`` never returns a window larger than this, whatever ``length`` asks for.
+MAX_READ_BYTES = 8 * 1024 * 1024
+#: Prompt budget: descriptions are never shortened below this many characters (then dropped).
+PROMPT_MIN_DESCRIPTION_CHARS = 24

@@ -12,7 +12,8 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from skillsd.core.errors import SkillsdError
-from skillsd_protocol.messages import ToolDefinition
+from skillsd_protocol import SkillMetadata
+from skillsd_protocol.messages import ReadFileResult, SearchResult, ToolDefinition
 
 Operation = Literal["search", "load", "read_file", "list"]
 
@@ -202,3 +203,36 @@ def _signature(spec: ToolSpec) -> str:
     fields = msgspec.structs.fields(spec.args)
     parts = [f.encode_name + ("" if f.required else "?") for f in fields]
     return f"{spec.name}({', '.join(parts)})"
+
+
+def search_text(result: SearchResult) -> str:
+    """A search result as the model reads it."""
+    if not result.results:
+        return "No skills match. Try other words, or skills_list/skill_search with a broader query."
+    lines = [f"{result.count} skill(s) match; best first:"]
+    for n, hit in enumerate(result.results, 1):
+        s = hit.skill
+        lines.append(f"{n}. {s.name} ({s.scope}) - {s.description}\n   path: {s.path}")
+    if result.truncated:
+        lines.append(f"({result.count - len(result.results)} more not shown; refine the query.)")
+    lines.append("Load one with skill_load to get its instructions.")
+    return "\n".join(lines)
+
+
+def list_text(skills: list[SkillMetadata]) -> str:
+    """The enabled skills as a plain list for the model."""
+    shown = [s for s in skills if s.enabled]
+    if not shown:
+        return "No skills are available."
+    return "\n".join(f"- {s.name}: {s.description} (path: {s.path})" for s in shown)
+
+
+def read_file_text(result: ReadFileResult) -> str:
+    """A ``readFile`` window as the model reads it (binary content is announced as base64)."""
+    head = f"File {result.file} ({result.size} bytes)"
+    if result.encoding == "base64":
+        head += ", binary, shown base64-encoded"
+    tail = ""
+    if result.truncated:
+        tail = "\n[truncated: the file continues; read again with a larger offset]"
+    return f"{head}:\n{result.content}{tail}"

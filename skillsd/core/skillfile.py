@@ -1,17 +1,40 @@
 """Reading one SKILL.md: a bounded read, frontmatter extraction and field validation.
 
-CONTRACT (other modules build on exactly this; implementation in progress):
+:func:`read_skill_file` is what discovery calls: one ``open``, one ``fstat``, a read of
+``FIRST_READ_BYTES`` (more only when the closing ``---`` is further on, never past
+``MAX_FRONTMATTER_BYTES``) and no read of the body. :func:`parse_skill_bytes` does the same work on
+bytes already in memory, for tests, fuzzers and callers that read the file themselves.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import os
+import stat as stat_mod
+from typing import Literal
 
 import msgspec
 
+from skillsd.core import limits
+from skillsd.core.frontmatter import (
+    FrontmatterError,
+    decode_frontmatter,
+    load_frontmatter,
+    locate_frontmatter,
+    quote_colon_values,
+)
+from skillsd.core.validation import Mode, SkillFields, validate_fields
 from skillsd_protocol import Diagnostic
 
-Mode = Literal["strict", "lenient"]
+__all__ = [
+    "Mode",
+    "ParsedSkillFile",
+    "SkillFields",
+    "StatKey",
+    "parse_skill_bytes",
+    "read_skill_file",
+]
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class StatKey(msgspec.Struct, frozen=True, array_like=True):
@@ -20,18 +43,6 @@ class StatKey(msgspec.Struct, frozen=True, array_like=True):
     mtime_ns: int
     size: int
     ino: int
-
-
-class SkillFields(msgspec.Struct, frozen=True, kw_only=True):
-    """The validated frontmatter fields of a skill (``name`` NFKC-normalised and stripped)."""
-
-    name: str
-    description: str
-    license: str | None = None
-    compatibility: str | None = None
-    metadata: dict[str, str] | None = None
-    allowed_tools: list[str] | None = None
-    extra_fields: dict[str, Any] | None = None
 
 
 class ParsedSkillFile(msgspec.Struct, kw_only=True):
@@ -48,12 +59,233 @@ class ParsedSkillFile(msgspec.Struct, kw_only=True):
     stat: StatKey | None
     #: Byte offset of the body inside the file (after the closing ``---`` line), or -1.
     body_offset: int = -1
+    #: The body as text, only when it was asked for (``read_body=True``) and fully read.
+    body: str | None = None
 
 
-def read_skill_file(path: str, *, mode: Mode = "strict", dir_name: str | None = None) -> ParsedSkillFile:
+def _diag(
+    severity: Literal["error", "warning", "info"],
+    code: str,
+    message: str,
+    path: str,
+    field: str | None = None,
+) -> Diagnostic:
+    return Diagnostic(severity=severity, code=code, message=message, field=field, path=path)
+
+
+def _default_dir_name(path: str) -> str:
+    parent = os.path.dirname(path)
+    name = os.path.basename(parent)
+    if name in ("", ".", ".."):
+        name = os.path.basename(os.path.dirname(os.path.abspath(path)))
+    return name
+
+
+def _body_advice(
+    data: bytes, body_offset: int, file_size: int, path: str, out: list[Diagnostic]
+) -> None:
+    """Info diagnostics from the spec's size advice; line counts need the whole body in hand."""
+    body_bytes = file_size - body_offset
+    tokens = body_bytes // limits.BYTES_PER_TOKEN
+    if tokens > limits.BODY_ADVISED_MAX_TOKENS:
+        out.append(
+            _diag(
+                "info",
+                "body.too_many_tokens",
+                f"body is about {tokens} tokens ({body_bytes} bytes / "
+                f"{limits.BYTES_PER_TOKEN}); the specification advises under "
+                f"{limits.BODY_ADVISED_MAX_TOKENS}: move detail into references/",
+                path,
+            )
+        )
+    if len(data) >= file_size and body_bytes > limits.BODY_ADVISED_MAX_LINES:
+        lines = data.count(b"\n", body_offset)
+        if not data.endswith(b"\n"):
+            lines += 1
+        if lines > limits.BODY_ADVISED_MAX_LINES:
+            out.append(
+                _diag(
+                    "info",
+                    "body.too_long",
+                    f"body is {lines} lines; the specification advises under "
+                    f"{limits.BODY_ADVISED_MAX_LINES}: move detail into references/",
+                    path,
+                )
+            )
+
+
+def _parse(
+    data: bytes,
+    *,
+    path: str,
+    dir_name: str | None,
+    mode: Mode,
+    file_size: int,
+    read_body: bool,
+) -> ParsedSkillFile:
+    diagnostics: list[Diagnostic] = []
+    try:
+        located = locate_frontmatter(data, at_eof=len(data) >= file_size)
+        if located is None:
+            raise FrontmatterError(
+                "frontmatter.unclosed",
+                f"frontmatter not closed within the {len(data)} bytes read",
+            )
+        text = decode_frontmatter(data, located)
+        try:
+            raw = load_frontmatter(text)
+        except FrontmatterError as exc:
+            repair = (
+                quote_colon_values(text)
+                if mode == "lenient" and exc.code == "yaml.invalid"
+                else None
+            )
+            if repair is None:
+                raise
+            try:
+                raw = load_frontmatter(repair[0])
+            except FrontmatterError:
+                raise exc from None
+            for key in repair[1]:
+                diagnostics.append(
+                    _diag(
+                        "warning",
+                        "yaml.unquoted_colon",
+                        f"the value of {key!r} contains ': ' and is not quoted, which YAML "
+                        "rejects; read as a quoted string (accepted in lenient mode)",
+                        path,
+                        key,
+                    )
+                )
+    except FrontmatterError as exc:
+        diagnostics.append(_diag("error", exc.code, exc.message, path))
+        return ParsedSkillFile(path=path, fields=None, diagnostics=diagnostics, stat=None)
+
+    fields, field_diagnostics = validate_fields(raw, path=path, dir_name=dir_name, mode=mode)
+    diagnostics += field_diagnostics
+    _body_advice(data, located.body_offset, file_size, path, diagnostics)
+    body: str | None = None
+    if read_body and len(data) >= file_size:
+        try:
+            body = data[located.body_offset :].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            offset = located.body_offset + exc.start
+            diagnostics.append(
+                _diag(
+                    "warning",
+                    "encoding.invalid",
+                    f"body is not valid UTF-8 (bad byte at offset {offset}); "
+                    "it is shown with replacement characters",
+                    path,
+                )
+            )
+            body = data[located.body_offset :].decode("utf-8", "replace")
+    return ParsedSkillFile(
+        path=path,
+        fields=fields,
+        diagnostics=diagnostics,
+        stat=None,
+        body_offset=located.body_offset,
+        body=body,
+    )
+
+
+def parse_skill_bytes(
+    data: bytes,
+    *,
+    path: str,
+    dir_name: str | None,
+    mode: Mode = "strict",
+    file_size: int | None = None,
+    read_body: bool = False,
+) -> ParsedSkillFile:
+    """Parse and validate a SKILL.md held in memory (``stat`` is left None).
+
+    ``data`` is the whole file, or a prefix of it when ``file_size`` (the real size) is larger;
+    a prefix must then hold the complete frontmatter (else ``frontmatter.unclosed``).
+    ``dir_name`` None skips the name/directory check. ``read_body`` also decodes the body into
+    ``ParsedSkillFile.body``.
+    """
+    size = len(data) if file_size is None else max(file_size, len(data))
+    return _parse(
+        data, path=path, dir_name=dir_name, mode=mode, file_size=size, read_body=read_body
+    )
+
+
+def _read_prefix(fd: int, size: int, read_body: bool) -> bytes:
+    """Read what parsing needs: the frontmatter (bounded), or the whole file up to 1 MiB."""
+    if read_body:
+        want = limits.MAX_SKILL_FILE_BYTES
+        chunks: list[bytes] = []
+        got = 0
+        while got < want:
+            chunk = os.read(fd, want - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+    data = os.read(fd, limits.FIRST_READ_BYTES)
+    if len(data) < limits.FIRST_READ_BYTES or len(data) >= size:
+        return data
+    if locate_frontmatter(data, at_eof=False) is not None:
+        return data
+    # The closing line is further on: read up to the bound in one go.
+    parts = [data]
+    got = len(data)
+    while got < limits.MAX_FRONTMATTER_BYTES:
+        chunk = os.read(fd, limits.MAX_FRONTMATTER_BYTES - got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return b"".join(parts)
+
+
+def read_skill_file(
+    path: str, *, mode: Mode = "strict", dir_name: str | None = None, read_body: bool = False
+) -> ParsedSkillFile:
     """Read and validate the SKILL.md at ``path`` without reading its body.
 
     ``dir_name`` is the name the skill's ``name`` must equal (default: the parent directory's
-    basename). Never raises for problems with the file: those are diagnostics.
+    basename). With ``read_body`` the whole file (up to ``MAX_SKILL_FILE_BYTES``) is read and the
+    body returned and checked too. Never raises for problems with the file: those are diagnostics.
     """
-    raise NotImplementedError
+    if dir_name is None:
+        dir_name = _default_dir_name(path)
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        return _failed(
+            path, None, "file.missing", "SKILL.md does not exist (removed while scanning?)"
+        )
+    except OSError as exc:
+        return _failed(path, None, "file.unreadable", f"cannot open SKILL.md: {exc.strerror}")
+    except ValueError:  # a NUL byte in the path
+        return _failed(path, None, "file.unreadable", "cannot open SKILL.md: invalid path")
+    try:
+        st = os.fstat(fd)
+        key = StatKey(st.st_mtime_ns, st.st_size, st.st_ino)
+        if not stat_mod.S_ISREG(st.st_mode):
+            return _failed(path, key, "file.not_regular", "SKILL.md is not a regular file")
+        try:
+            data = _read_prefix(fd, st.st_size, read_body)
+        except OSError as exc:
+            return _failed(path, key, "file.unreadable", f"cannot read SKILL.md: {exc.strerror}")
+        except FrontmatterError as exc:
+            return _failed(path, key, exc.code, exc.message)
+    finally:
+        os.close(fd)
+    # The file may have changed size since fstat; what was read is what counts.
+    size = st.st_size if len(data) < st.st_size else len(data)
+    parsed = _parse(
+        data, path=path, dir_name=dir_name, mode=mode, file_size=size, read_body=read_body
+    )
+    parsed.stat = key
+    return parsed
+
+
+def _failed(path: str, key: StatKey | None, code: str, message: str) -> ParsedSkillFile:
+    return ParsedSkillFile(
+        path=path, fields=None, diagnostics=[_diag("error", code, message, path)], stat=key
+    )

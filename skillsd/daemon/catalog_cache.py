@@ -108,12 +108,12 @@ class CatalogCache:
         *,
         env: Mapping[str, str],
         home: str,
-        watch: WatchService | None,
+        watch: bool = True,
         disabled: Callable[[], frozenset[str]] = frozenset,
     ) -> None:
         self._env = env
         self._home = home
-        self._watch = watch
+        self._watch = WatchService(on_overflow=self.on_overflow) if watch else None
         self._disabled = disabled
         self._entries: dict[CacheKey, CachedCatalog] = {}
         self.configs = ConfigSource(env)
@@ -174,6 +174,8 @@ class CatalogCache:
                 entry.timer.cancel()
             if entry.sub is not None and self._watch is not None:
                 self._watch.cancel(entry.sub)
+        if self._watch is not None:
+            self._watch.close()
 
     # -- building ----------------------------------------------------------------------------
 

@@ -1,0 +1,145 @@
+"""``skillsd validate PATH... [--strict] [--mode strict|lenient] [--json]``.
+
+Each PATH is a skill directory, a SKILL.md file, or a folder searched recursively for skill
+directories. Exit status 1 when any skill has an error (with ``--strict``, also a warning); info
+diagnostics never fail. The validation mode comes from ``--mode`` only, never from the config.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from skillsd.core import limits
+from skillsd.core.skillfile import Mode, read_skill_file
+from skillsd_protocol import Diagnostic
+
+SKILL_FILE = "SKILL.md"
+
+
+class ValidatedSkill(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    """One line of ``--json`` output: a SKILL.md, its verdict and everything found in it.
+
+    ``valid`` is the verdict under the options given: no errors, and with ``--strict`` no
+    warnings either.
+    """
+
+    path: str
+    valid: bool
+    diagnostics: list[Diagnostic]
+    name: str | None = None
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``validate`` subcommand."""
+    parser = subparsers.add_parser(
+        "validate",
+        help="check SKILL.md files against the Agent Skills specification",
+        description=(
+            "Validate skills. Each PATH is a skill directory, a SKILL.md file, or a folder "
+            "searched recursively for skills. Exits 1 when a skill has an error (with --strict, "
+            "also a warning)."
+        ),
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="skill dir, SKILL.md or folder")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail on warnings too (unknown fields, ...), as the reference validator does",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=("strict", "lenient"),
+        default="strict",
+        help="validation mode (default strict; lenient accepts name/dir mismatch and long fields)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON array of results")
+    parser.set_defaults(func=run)
+
+
+def _walk(folder: str) -> Iterator[str]:
+    """Yield SKILL.md paths under ``folder``; skill dirs are not descended, links followed once."""
+    seen: set[str] = set()
+    for current, dirs, files in os.walk(folder, followlinks=True):
+        real = os.path.realpath(current)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        if SKILL_FILE in files:
+            dirs[:] = []
+            yield os.path.join(current, SKILL_FILE)
+            continue
+        dirs[:] = sorted(d for d in dirs if d not in limits.SKIPPED_DIR_NAMES)
+
+
+def _missing(path: str, message: str) -> ValidatedSkill:
+    diagnostic = Diagnostic(severity="error", code="file.missing", message=message, path=path)
+    return ValidatedSkill(path=path, valid=False, diagnostics=[diagnostic])
+
+
+def _targets(path: str) -> Iterator[str | ValidatedSkill]:
+    """SKILL.md paths for one PATH argument, or a ready failure when there is nothing to check."""
+    if os.path.isdir(path):
+        direct = os.path.join(path, SKILL_FILE)
+        if os.path.isfile(direct):
+            yield direct
+            return
+        found = False
+        for skill_file in _walk(path):
+            found = True
+            yield skill_file
+        if not found:
+            yield _missing(path, f"no {SKILL_FILE} found in {path} or below")
+    elif os.path.exists(path):
+        yield path
+    else:
+        yield _missing(path, f"{path} does not exist")
+
+
+def _check(skill_file: str, mode: Mode, fail_on_warnings: bool) -> ValidatedSkill:
+    parsed = read_skill_file(skill_file, mode=mode, read_body=True)
+    failing = {"error", "warning"} if fail_on_warnings else {"error"}
+    valid = parsed.fields is not None and not any(d.severity in failing for d in parsed.diagnostics)
+    name = parsed.fields.name if parsed.fields is not None else None
+    return ValidatedSkill(path=skill_file, valid=valid, diagnostics=parsed.diagnostics, name=name)
+
+
+def _print_human(results: list[ValidatedSkill]) -> None:
+    out = sys.stdout
+    for result in results:
+        out.write(f"{result.path}: {'ok' if result.valid else 'FAILED'}\n")
+        for d in result.diagnostics:
+            where = f" [{d.field}]" if d.field else ""
+            out.write(f"  {d.severity} {d.code}{where}: {d.message}\n")
+    failed = sum(not r.valid for r in results)
+    noun = "skill" if len(results) == 1 else "skills"
+    out.write(f"{len(results)} {noun} checked, {failed} failed\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate every PATH; return 1 if any skill fails, else 0."""
+    mode: Mode = args.mode
+    results: list[ValidatedSkill] = []
+    seen: set[str] = set()
+    for path in args.paths:
+        for target in _targets(path):
+            if isinstance(target, ValidatedSkill):
+                results.append(target)
+                continue
+            key = os.path.realpath(target)
+            if key in seen:
+                continue
+            seen.add(key)
+            results.append(_check(target, mode, args.strict))
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(results) + b"\n")
+        sys.stdout.flush()
+    else:
+        _print_human(results)
+    return 1 if any(not r.valid for r in results) else 0
