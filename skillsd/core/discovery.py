@@ -168,7 +168,7 @@ def compute_roots(
     if disc.auto:
         for distance, directory in enumerate(_chain(repo_root, cwd)):
             roots.extend(Root(os.path.join(directory, n), "repo", distance) for n in names)
-        roots.extend(Root(os.path.join(home, n), "user") for n in names)
+        roots.extend(Root(os.path.normpath(os.path.join(home, n)), "user") for n in names)
     extras = [e for e in env.get(ENV_SKILLS_PATH, "").split(os.pathsep) if e.strip()]
     extras += [*config.roots.extra, *client_extra_roots]
     roots.extend(Root(_expand(e.strip(), cwd=cwd, home=home), "extra") for e in extras)

@@ -1,0 +1,192 @@
+"""``skillsd list|search|show|prompt|schema``: the catalog for people and scripts.
+
+These commands use the core directly (no daemon): the CLI acts for the user, so ``show`` is not
+gated by permissions. ``--json`` prints the same protocol Structs the daemon returns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import textwrap
+from typing import Any
+
+import msgspec
+
+from skillsd.core.catalog import Catalog, build_catalog
+from skillsd.core.catalog_prompt import render_catalog
+from skillsd.core.discovery import discovery_plan
+from skillsd.core.effective_config import ConfigSource
+from skillsd.core.errors import SkillsdError
+from skillsd.core.loading import load_skill
+from skillsd.core.search import SearchIndex
+from skillsd_protocol.messages import ListResult
+from skillsd_protocol.schema import render_schema
+
+_ID = re.compile(r"[0-9a-f]{24}")
+
+
+def register(subparsers: Any) -> None:
+    """Add ``list``, ``search``, ``show``, ``prompt`` and ``schema``."""
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--cwd", help="working directory whose catalog to use (default: .)")
+        p.add_argument(
+            "--extra-root", action="append", default=[], metavar="DIR", help="an extra root"
+        )
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = subparsers.add_parser("list", help="list the skills of a working directory")
+    common(p)
+    p.add_argument("--scope", choices=("repo", "user", "extra"))
+    p.set_defaults(func=_list)
+
+    p = subparsers.add_parser("search", help="search skills by name, description and tags")
+    common(p)
+    p.add_argument("query")
+    p.add_argument("--limit", type=int)
+    p.add_argument("--scope", choices=("repo", "user", "extra"))
+    p.add_argument("--tag", action="append", dest="tags", help="keep skills with this tag")
+    p.set_defaults(func=_search)
+
+    p = subparsers.add_parser("show", help="show a skill as the model receives it")
+    common(p)
+    p.add_argument("ref", help="skill name, id, or path of the skill dir / SKILL.md")
+    p.add_argument("--format", choices=("codelia", "spec", "markdown"), default="codelia")
+    p.set_defaults(func=_show)
+
+    p = subparsers.add_parser("prompt", help="render the catalog for a system prompt")
+    common(p)
+    p.add_argument("--format", choices=("xml", "codelia", "attributes", "markdown"))
+    p.add_argument("--max-bytes", type=int)
+    p.add_argument("--max-entries", type=int)
+    p.add_argument("--no-location", action="store_true", help="leave skill paths out")
+    p.set_defaults(func=_prompt)
+
+    p = subparsers.add_parser("schema", help="print the protocol's JSON Schema")
+    p.set_defaults(func=lambda args: _print(render_schema().rstrip("\n")))
+
+
+def _catalog(args: argparse.Namespace) -> Catalog:
+    cwd = os.path.realpath(args.cwd or os.getcwd())
+    if not os.path.isdir(cwd):
+        raise SkillsdError("invalid_params", f"--cwd {args.cwd}: not a directory")
+    config, _, _ = ConfigSource(os.environ).for_cwd(cwd)
+    plan = discovery_plan(cwd, config, client_extra_roots=args.extra_root)
+    return build_catalog(plan, config)
+
+
+def _emit_json(value: Any) -> int:
+    sys.stdout.buffer.write(msgspec.json.encode(value) + b"\n")
+    return 0
+
+
+def _print(text: str) -> int:
+    print(text)
+    return 0
+
+
+def _failing(fn: Any) -> Any:
+    """Turn a core error into a one-line message on stderr and exit status 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            status: int = fn(args)
+        except SkillsdError as exc:
+            print(f"skillsd {args.command}: {exc.message}", file=sys.stderr)
+            return 2
+        return status
+
+    return run
+
+
+@_failing
+def _list(args: argparse.Namespace) -> int:
+    catalog = _catalog(args)
+    skills = [s for s in catalog.skills if args.scope is None or s.scope == args.scope]
+    if args.json:
+        return _emit_json(
+            ListResult(
+                cwd=catalog.cwd,
+                root=catalog.root,
+                generation=catalog.generation,
+                skills=skills,
+                errors=catalog.errors,
+                diagnostics=catalog.diagnostics,
+            )
+        )
+    width = max((len(s.name) for s in skills), default=4)
+    scope = None
+    for s in skills:
+        if s.scope != scope:
+            scope = s.scope
+            print(f"{scope}:")
+        flags = "" if s.enabled else " [disabled]"
+        warn = f" ({len(s.diagnostics)} warning(s))" if s.diagnostics else ""
+        desc = textwrap.shorten(s.description, 70, placeholder="...")
+        print(f"  {s.name:<{width}}  {desc}{flags}{warn}")
+        print(f"  {'':<{width}}  {s.path}")
+    for error in catalog.errors:
+        print(f"invalid: {error.path}: {error.message}")
+    for diag in catalog.diagnostics:
+        print(f"{diag.severity}: {diag.path}: {diag.message}")
+    print(f"{len(skills)} skill(s), {len(catalog.errors)} invalid (root: {catalog.root})")
+    return 0
+
+
+@_failing
+def _search(args: argparse.Namespace) -> int:
+    catalog = _catalog(args)
+    result = SearchIndex(catalog.skills).search(
+        args.query,
+        limit=args.limit,
+        scope=args.scope,
+        tags=args.tags,
+        cwd=catalog.cwd,
+        default_limit=catalog.config.search.default_limit,
+        max_limit=catalog.config.search.max_limit,
+    )
+    if args.json:
+        return _emit_json(result)
+    for n, hit in enumerate(result.results, 1):
+        desc = textwrap.shorten(hit.skill.description, 60, placeholder="...")
+        print(
+            f"{n:>2}. {hit.skill.name}  [{hit.reason} {hit.score:.2f}, {hit.skill.scope}]  {desc}"
+        )
+    more = f", showing {len(result.results)}" if result.truncated else ""
+    print(f"{result.count} match(es){more}")
+    return 0
+
+
+@_failing
+def _show(args: argparse.Namespace) -> int:
+    catalog = _catalog(args)
+    ref = args.ref
+    if os.sep in ref or os.path.exists(ref):
+        skill = catalog.resolve(path=ref)
+    elif _ID.fullmatch(ref) and catalog.get(ref) is not None:
+        skill = catalog.resolve(id=ref)
+    else:
+        skill = catalog.resolve(name=ref)
+    loaded = load_skill(None, skill, force=True, format=args.format)
+    if args.json:
+        return _emit_json(loaded)
+    return _print(loaded.content)
+
+
+@_failing
+def _prompt(args: argparse.Namespace) -> int:
+    catalog = _catalog(args)
+    budget = catalog.config.prompt
+    result = render_catalog(
+        catalog.skills,
+        format=args.format or budget.format,
+        max_entries=args.max_entries if args.max_entries is not None else budget.max_entries,
+        max_bytes=args.max_bytes if args.max_bytes is not None else budget.max_bytes,
+        include_location=not args.no_location,
+    )
+    if args.json:
+        return _emit_json(result)
+    return _print(result.text)
