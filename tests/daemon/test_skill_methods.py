@@ -1,0 +1,334 @@
+"""Every skill, session and tool method through a real ``skillsd serve`` on stdio pipes."""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.daemon.daemon_harness import StdioDaemon, request
+from tests.daemon.skill_tree import daemon_env, make_project, write_skill
+
+
+class Client:
+    """Request/response over the daemon's pipes; notifications are kept aside."""
+
+    def __init__(self, daemon: StdioDaemon, cwd: Path) -> None:
+        self.daemon = daemon
+        self.cwd = os.fspath(cwd)
+        self.notes: list[dict[str, Any]] = []
+        self._ids = iter(range(1, 10**9))
+
+    def raw(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        id_ = next(self._ids)
+        self.daemon.send(request(id_, method, params))
+        while True:
+            msg = self.daemon.reader.message()
+            if "id" in msg and msg["id"] == id_:
+                return msg
+            self.notes.append(msg)
+
+    def ok(self, method: str, **params: Any) -> Any:
+        params.setdefault("cwd", self.cwd) if method not in _NO_CWD else None
+        reply = self.raw(method, params)
+        assert "error" not in reply, reply
+        return reply["result"]
+
+    def err(self, method: str, **params: Any) -> dict[str, Any]:
+        params.setdefault("cwd", self.cwd) if method not in _NO_CWD else None
+        reply = self.raw(method, params)
+        assert "error" in reply, reply
+        return reply["error"]
+
+    def wait_note(self, method: str, timeout: float = 5.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            for note in self.notes:
+                if note.get("method") == method:
+                    self.notes.remove(note)
+                    return note
+            self.notes.append(
+                self.daemon.reader.message(timeout=max(0.01, deadline - time.monotonic()))
+            )
+
+
+_NO_CWD = {"session.close", "session.compacted", "tools.list", "skills.validate", "ping"}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    return make_project(tmp_path)
+
+
+@pytest.fixture
+def client(tree: dict[str, Path]) -> Iterator[Client]:
+    daemon = StdioDaemon(environ=daemon_env(tree))
+    try:
+        yield Client(daemon, tree["project"])
+    finally:
+        daemon.kill()
+
+
+def names(skills: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(s["name"], s["scope"]) for s in skills]
+
+
+def test_list_shows_scopes_errors_and_collisions(client: Client, tree: dict[str, Path]) -> None:
+    result = client.ok("skills.list")
+    assert result["root"] == os.fspath(tree["project"]) and result["generation"] == 1
+    assert names(result["skills"]) == [
+        ("pdf-forms", "repo"),
+        ("release-notes", "repo"),
+        ("commit-message", "user"),
+        ("release-notes", "user"),
+    ]
+    repo_rn, user_rn = result["skills"][1], result["skills"][3]
+    assert repo_rn["sameName"] == [user_rn["id"]] and user_rn["sameName"] == [repo_rn["id"]]
+    pdf = result["skills"][0]
+    assert pdf["resources"] == {"scripts": 1, "references": 1, "assets": 1, "other": 1}
+    assert pdf["allowedTools"] == ["Read", "Bash(python:*)"] and pdf["enabled"] is True
+    assert [e["path"] for e in result["errors"]] == [
+        os.fspath(tree["skills"] / "broken" / "SKILL.md")
+    ]
+    assert {d["code"] for d in result["errors"][0]["diagnostics"]} >= {"description.missing"}
+    user_only = client.ok("skills.list", scope="user")
+    assert names(user_only["skills"]) == [("commit-message", "user"), ("release-notes", "user")]
+
+
+def test_search_reasons_filters_and_limits(client: Client, tree: dict[str, Path]) -> None:
+    exact = client.ok("skills.search", query="pdf-forms")
+    assert exact["results"][0]["reason"] == "exact_name"
+    by_path = client.ok("skills.search", query=os.fspath(tree["pdf"]))
+    assert by_path["results"][0]["reason"] == "exact_path"
+    prefix = client.ok("skills.search", query="commit")
+    assert [(h["skill"]["name"], h["reason"]) for h in prefix["results"]] == [
+        ("commit-message", "prefix")
+    ]
+    relevance = client.ok("skills.search", query="fill forms")
+    assert relevance["results"][0]["skill"]["name"] == "pdf-forms"
+    assert relevance["results"][0]["reason"] == "token_overlap"
+    typo = client.ok("skills.search", query="relase")
+    assert {h["skill"]["name"] for h in typo["results"]} == {"release-notes"}
+    tagged = client.ok("skills.search", query="forms", tags=[" PDF "])
+    assert [h["skill"]["name"] for h in tagged["results"]] == ["pdf-forms"]
+    limited = client.ok("skills.search", query="release notes", limit=1)
+    assert len(limited["results"]) == 1 and limited["count"] == 2 and limited["truncated"]
+
+
+def test_load_resolution_and_errors(client: Client, tree: dict[str, Path]) -> None:
+    by_name = client.ok("skills.load", name="pdf-forms")
+    assert by_name["alreadyLoaded"] is False and by_name["body"].startswith("# PDF")
+    assert by_name["files"] == [
+        "assets/logo.bin",
+        "references/fields.md",
+        "scripts/fill.py",
+    ]  # escape.txt points outside the skill: omitted
+    assert by_name["content"].startswith('<skill_context name="pdf-forms"')
+    assert "Base directory: file://" in by_name["content"]
+    by_path = client.ok("skills.load", path=os.fspath(tree["pdf"] / "SKILL.md"), format="spec")
+    assert by_path["content"].startswith('<skill_content name="pdf-forms">')
+    by_id = client.ok("skills.load", id=by_name["skill"]["id"], format="markdown")
+    assert by_id["content"].startswith("# Skill Activated: pdf-forms")
+    ambiguous = client.err("skills.load", name="release-notes")
+    assert ambiguous["code"] == 1002 and ambiguous["data"]["kind"] == "ambiguous_skill"
+    assert sorted(c["scope"] for c in ambiguous["data"]["candidates"]) == ["repo", "user"]
+    missing = client.err("skills.load", name="pdf-form")
+    assert missing["code"] == 1001 and missing["data"]["kind"] == "skill_not_found"
+    assert "pdf-forms" in missing["data"]["suggestions"]
+    no_ref = client.err("skills.load")
+    assert no_ref["code"] == -32602 and "path" in no_ref["message"]
+
+
+def test_reload_suppression_change_and_compaction(client: Client, tree: dict[str, Path]) -> None:
+    session = client.ok("session.open", sessionId="conv-1")
+    assert session == {"sessionId": "conv-1", "cwd": os.fspath(tree["project"]), "resumed": False}
+    first = client.ok("skills.load", name="commit-message", sessionId="conv-1")
+    again = client.ok("skills.load", name="commit-message", sessionId="conv-1")
+    assert again["alreadyLoaded"] is True and again["body"] == ""
+    assert again["content"].startswith("<skill_context_reminder")
+    forced = client.ok("skills.load", name="commit-message", sessionId="conv-1", force=True)
+    assert forced["alreadyLoaded"] is False and forced["body"] == first["body"]
+    # An edit is re-sent (the watcher refreshes the catalog's mtime).
+    skill_md = tree["home"] / ".agents" / "skills" / "commit-message" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text() + "\nNew step.\n")
+    client.ok("skills.list")  # subscribe, then wait for the refresh
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        changed = client.ok("skills.load", name="commit-message", sessionId="conv-1")
+        if not changed["alreadyLoaded"]:
+            break
+        time.sleep(0.05)
+    assert changed["alreadyLoaded"] is False and "New step." in changed["body"]
+    # Compaction forgets what is not retained.
+    client.ok("skills.load", name="pdf-forms", sessionId="conv-1")
+    pdf_id = changed["skill"]["id"]
+    compacted = client.ok("session.compacted", sessionId="conv-1", retain=[pdf_id])
+    assert len(compacted["forgotten"]) == 1 and compacted["forgotten"][0] != pdf_id
+    assert client.ok("skills.load", name="pdf-forms", sessionId="conv-1")["alreadyLoaded"] is False
+    resumed = client.ok("session.open", sessionId="conv-1")
+    assert resumed["resumed"] is True
+
+
+def test_unload_revokes_grants_and_inspect_shows_them(client: Client) -> None:
+    sid = client.ok("session.open")["sessionId"]
+    client.ok("skills.load", name="pdf-forms", sessionId=sid)
+    inspect = client.ok("context.inspect", sessionId=sid, includeSkills=True)
+    assert inspect["session"]["loaded"][0]["name"] == "pdf-forms"
+    assert {g["rule"]: g["grantedBy"] for g in inspect["session"]["grants"]} == {
+        "Read": ["pdf-forms"],
+        "Bash(python:*)": ["pdf-forms"],
+    }
+    assert inspect["skills"]["watch"]["mode"] == "watching"
+    assert len(inspect["skills"]["skills"]) == 4
+    unloaded = client.ok("skills.unload", name="pdf-forms", sessionId=sid)
+    assert unloaded == {"unloaded": True, "revokedRules": ["Read", "Bash(python:*)"]}
+    assert client.ok("skills.unload", name="pdf-forms", sessionId=sid)["unloaded"] is False
+
+
+def test_unknown_session_is_an_error_everywhere_but_open(client: Client) -> None:
+    for method, params in [
+        ("skills.load", {"name": "pdf-forms"}),
+        ("skills.list", {}),
+        ("session.compacted", {}),
+        ("session.close", {}),
+    ]:
+        error = client.err(method, sessionId="ghost", **params)
+        assert error["code"] == 1009 and error["data"]["kind"] == "session_not_found", method
+
+
+def test_read_file_refusals_paging_and_binary(client: Client, tree: dict[str, Path]) -> None:
+    text = client.ok("skills.readFile", name="pdf-forms", file="references/fields.md")
+    assert text["encoding"] == "utf-8" and text["content"] == "# Fields\nf1: name\n"
+    assert text["path"] == os.fspath(tree["pdf"] / "references" / "fields.md")
+    page = client.ok("skills.readFile", name="pdf-forms", file="references/fields.md", length=4)
+    assert page["content"] == "# Fi" and page["truncated"] is True
+    rest = client.ok("skills.readFile", name="pdf-forms", file="references/fields.md", offset=4)
+    assert rest["content"] == "elds\nf1: name\n" and rest["truncated"] is False
+    binary = client.ok("skills.readFile", name="pdf-forms", file="assets/logo.bin")
+    assert binary["encoding"] == "base64" and base64.b64decode(binary["content"]) == bytes(
+        range(256)
+    )
+    for bad in [
+        "/etc/passwd",
+        "../release/release-notes/SKILL.md",
+        "references/../../x",
+        "refer\x00ences",
+        "references\\fields.md",
+        "escape.txt",
+        "references",
+    ]:
+        error = client.err("skills.readFile", name="pdf-forms", file=bad)
+        assert error["code"] == 1006 and error["data"]["kind"] == "path_not_allowed", bad
+    missing = client.err("skills.readFile", name="pdf-forms", file="references/none.md")
+    assert missing["code"] == 1007 and missing["data"]["kind"] == "resource_not_found"
+
+
+def test_validate(client: Client, tree: dict[str, Path]) -> None:
+    good = client.ok("skills.validate", path=os.fspath(tree["pdf"]))
+    assert good["valid"] is True and good["skill"]["name"] == "pdf-forms"
+    bad = client.ok("skills.validate", path=os.fspath(tree["skills"] / "broken" / "SKILL.md"))
+    assert bad["valid"] is False and "skill" not in bad
+    assert {d["code"] for d in bad["diagnostics"]} >= {"description.missing", "name.mismatch"}
+    lenient = client.ok(
+        "skills.validate", path=os.fspath(tree["skills"] / "broken"), mode="lenient"
+    )
+    assert lenient["valid"] is False  # a missing description still excludes it
+    nowhere = client.err("skills.validate", path=os.fspath(tree["tmp"] / "nope"))
+    assert nowhere["data"]["kind"] == "skill_not_found" and "nope" in nowhere["message"]
+
+
+def test_prompt_formats_budget_and_active(client: Client) -> None:
+    xml = client.ok("skills.prompt")
+    assert xml["text"].startswith("<available_skills>") and xml["shown"] == xml["total"] == 4
+    assert xml["bytes"] == len(xml["text"].encode())
+    codelia = client.ok("skills.prompt", format="codelia", includeLocation=False)
+    assert codelia["text"].startswith("<skills_context>") and "SKILL.md" not in codelia["text"]
+    tight = client.ok("skills.prompt", maxBytes=400)
+    assert tight["truncated"] is True and tight["bytes"] <= 400 and "skill_search" in tight["text"]
+    sid = client.ok("session.open")["sessionId"]
+    client.ok("skills.load", name="pdf-forms", sessionId=sid)
+    active = client.ok("skills.prompt", sessionId=sid, active=True)
+    assert "Run scripts/fill.py." in active["text"] and active["shown"] == 1
+    needs_session = client.err("skills.prompt", active=True)
+    assert needs_session["code"] == -32602
+
+
+def test_mentions(client: Client, tree: dict[str, Path]) -> None:
+    text = f"Use $pdf-forms and [$x]({tree['pdf'] / 'SKILL.md'}) but not $HOME or $release-notes"
+    result = client.ok("skills.mentions", text=text)
+    by_text = {m["text"]: m for m in result["mentions"]}
+    assert by_text["$pdf-forms"]["skill"]["name"] == "pdf-forms"
+    assert text[by_text["$pdf-forms"]["start"] : by_text["$pdf-forms"]["end"]] == "$pdf-forms"
+    assert by_text[f"[$x]({tree['pdf'] / 'SKILL.md'})"]["skill"]["name"] == "pdf-forms"
+    assert by_text["$release-notes"]["error"]["kind"] == "ambiguous_skill"
+    assert "$HOME" not in by_text
+    assert result["hint"].startswith("<skill_mentions>") and result["hint"].count("pdf-forms:") == 1
+
+
+def test_tools_list_and_call(client: Client) -> None:
+    tools = client.ok("tools.list")["tools"]
+    assert [t["name"] for t in tools] == ["skill_search", "skill_load", "skill_read_file"]
+    assert [t["name"] for t in client.ok("tools.list", style="tavernkit")["tools"]] == [
+        "skills_list",
+        "skills_load",
+        "skills_read_file",
+    ]
+    found = client.ok("tools.call", name="skill_search", arguments={"query": "pdf"})
+    assert found["isError"] is False and "pdf-forms" in found["content"]
+    loaded = client.ok("tools.call", name="skill_load", arguments={"name": "pdf-forms"})
+    assert loaded["isError"] is False and "Run scripts/fill.py." in loaded["content"]
+    read = client.ok(
+        "tools.call",
+        name="skills_read_file",
+        arguments={"name": "pdf-forms", "path": "references/fields.md"},
+    )
+    assert read["isError"] is False and "f1: name" in read["content"]
+    listed = client.ok("tools.call", name="skills_list", arguments={})
+    assert "commit-message" in listed["content"]
+    activated = client.ok(
+        "tools.call", name="activate_skill", arguments={"skillName": "commit-message"}
+    )
+    assert activated["isError"] is False
+    for name, args in [
+        ("skill_load", {"name": "no-such-skill"}),
+        ("skill_load", {}),
+        ("skill_search", {"query": 5}),
+        ("skill_read_file", {"name": "pdf-forms", "file": "../../etc/passwd"}),
+        ("nonexistent_tool", {}),
+    ]:
+        failed = client.ok("tools.call", name=name, arguments=args)
+        assert failed["isError"] is True and failed["content"], (name, args)
+    ghost = client.ok(
+        "tools.call", name="skill_load", arguments={"name": "pdf-forms"}, sessionId="ghost"
+    )
+    assert ghost["isError"] is True and "ghost" in ghost["content"]
+    envelope = client.err("tools.call", arguments={})
+    assert envelope["code"] == -32602 and "name" in envelope["message"]
+
+
+def test_skills_changed_on_atomic_save_and_new_folder(
+    client: Client, tree: dict[str, Path]
+) -> None:
+    client.ok("skills.list")
+    target = tree["pdf"] / "SKILL.md"
+    tmp = tree["pdf"] / ".SKILL.md.swp"
+    tmp.write_text(target.read_text().replace("Fill and inspect", "Fill, sign and inspect"))
+    os.replace(tmp, target)
+    note = client.wait_note("skills.changed")["params"]
+    assert note["cwd"] == os.fspath(tree["project"]) and note["generation"] == 2
+    assert len(note["changed"]) == 1 and note["added"] == note["removed"] == []
+    listed = client.ok("skills.list")
+    assert listed["skills"][0]["description"] == "Fill, sign and inspect PDF forms."
+    # A skills folder created after start, in a nested cwd, is picked up.
+    sub = Client(client.daemon, tree["sub"])
+    sub.notes = client.notes
+    assert names(sub.ok("skills.list")["skills"])[0] == ("pdf-forms", "repo")
+    write_skill(tree["sub"] / ".agents" / "skills", "web-a11y", "Audit web accessibility.")
+    note = sub.wait_note("skills.changed")["params"]
+    assert note["cwd"] == os.fspath(tree["sub"]) and len(note["added"]) == 1
+    assert names(sub.ok("skills.list")["skills"])[0] == ("web-a11y", "repo")
