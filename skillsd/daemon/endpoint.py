@@ -1,0 +1,857 @@
+"""The JSON-RPC 2.0 endpoint: messages <-> handler calls, for one connection (SPEC 9).
+
+`Router` maps method names to handlers; `Connection` speaks JSON-RPC over a `Channel` (the
+transport's bytes: stdio pipes, a socket, or a list in a test). A handler is
+
+    def handler(params: ParamsStruct, ctx: RequestContext) -> ResultStruct        # inline/thread
+    async def handler(params: ParamsStruct, ctx: RequestContext) -> ResultStruct  # async
+
+with params decoded into the method's Struct from ``skillsd_protocol.METHODS`` and the returned
+Struct encoded as the result. Three run modes:
+
+* ``"async"`` (default): a coroutine run as its own task, so requests overlap and replies
+  may come back out of order;
+* ``"thread"``: a plain function run with `asyncio.to_thread`, for CPU-heavy or blocking work;
+  it may poll ``ctx.cancelled`` and call ``ctx.progress`` from its thread;
+* ``"inline"``: a plain function called straight from the reader, for tiny methods like
+  ``ping``; it must never block.
+
+Errors: raise `SkillsdError` (sent with ``KIND_CODES[kind]`` and ``data.kind``) or an
+`RpcError` subclass; anything else is an internal error, logged with its traceback.
+
+Output goes through one writer task per connection, fed by a queue. A peer that stops reading
+while the daemon keeps answering would make that queue grow without bound, so once it holds more
+than ``max_pending_output_bytes`` (default `limits.MAX_PENDING_OUTPUT_BYTES`) the connection is
+dropped. Input is paused while ``limits.MAX_INFLIGHT_REQUESTS`` requests are running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from skillsd.core import limits
+from skillsd.core.errors import SkillsdError
+from skillsd.daemon.framing import Framer, FramingError, Oversized
+from skillsd_protocol import KIND_CODES, METHODS, NOTIFICATIONS, ErrorCode
+from skillsd_protocol.messages import CancelParams, ProgressParams, ProgressValue
+
+__all__ = [
+    "Channel",
+    "Connection",
+    "Handler",
+    "HandlerMode",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "MethodNotFound",
+    "ParseError",
+    "RequestCancelled",
+    "RequestContext",
+    "RequestId",
+    "Router",
+    "RpcError",
+]
+
+log = logging.getLogger("skillsd.daemon")
+
+RequestId = int | float | str | None
+HandlerMode = Literal["async", "thread", "inline"]
+
+CANCEL_METHOD = "$/cancelRequest"
+PROGRESS_METHOD = "$/progress"
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+class RpcError(Exception):
+    """A JSON-RPC error reply; each subclass knows its code."""
+
+    code: ClassVar[int] = ErrorCode.INTERNAL_ERROR
+
+    def __init__(self, message: str, data: Any = UNSET) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+
+class ParseError(RpcError):
+    code = ErrorCode.PARSE_ERROR
+
+
+class InvalidRequest(RpcError):
+    code = ErrorCode.INVALID_REQUEST
+
+
+class MethodNotFound(RpcError):
+    code = ErrorCode.METHOD_NOT_FOUND
+
+
+class InvalidParams(RpcError):
+    code = ErrorCode.INVALID_PARAMS
+
+
+class InternalError(RpcError):
+    code = ErrorCode.INTERNAL_ERROR
+
+
+class RequestCancelled(RpcError):
+    code = ErrorCode.REQUEST_CANCELLED
+
+
+# -- wire envelopes ------------------------------------------------------------------------
+
+
+class _Request(msgspec.Struct, gc=False):
+    """A request or notification; anything that does not fit is re-read to explain why."""
+
+    jsonrpc: Literal["2.0"]
+    method: str
+    id: int | float | str | UnsetType | None = UNSET
+    params: msgspec.Raw = msgspec.Raw()
+
+
+class _ErrorObject(msgspec.Struct, omit_defaults=True, gc=False):
+    code: int
+    message: str
+    data: Any = UNSET
+
+
+class _ErrorResponse(msgspec.Struct, gc=False):
+    jsonrpc: str
+    id: Any
+    error: _ErrorObject
+
+
+class _Notification(msgspec.Struct, gc=False):
+    jsonrpc: str
+    method: str
+    params: Any
+
+
+_ENCODER = msgspec.json.Encoder()
+_MESSAGE_DECODER = msgspec.json.Decoder(_Request | list[msgspec.Raw])
+_MEMBER_DECODER = msgspec.json.Decoder(_Request)
+_ANY_DECODER = msgspec.json.Decoder()
+_CANCEL_DECODER = msgspec.json.Decoder(CancelParams)
+_RESULT_HEAD = b'{"jsonrpc":"2.0","id":'
+_RESULT_MID = b',"result":'
+_NULL = b"null"
+_EMPTY_OBJECT = b"{}"
+
+
+def _error_payload(id_: Any, code: int, message: str, data: Any = UNSET) -> bytes:
+    error = _ErrorResponse("2.0", id_, _ErrorObject(int(code), message, data))
+    try:
+        return _ENCODER.encode(error)
+    except (TypeError, ValueError) as exc:
+        # Unencodable error data is a bug in whoever raised; still answer the request.
+        log.error("cannot encode error data for %r: %s", message, exc)
+        return _ENCODER.encode(_ErrorResponse("2.0", id_, _ErrorObject(int(code), message)))
+
+
+def _explain_invalid(obj: Any) -> tuple[RequestId, str]:
+    """The id to echo (null unless it is usable) and why ``obj`` is not a request."""
+    if not isinstance(obj, dict):
+        kind = "array" if isinstance(obj, list) else type(obj).__name__
+        return None, f"Invalid Request: expected a request object, got {kind}"
+    raw_id = obj.get("id")
+    id_: RequestId = (
+        raw_id if isinstance(raw_id, int | float | str) and not isinstance(raw_id, bool) else None
+    )
+    if obj.get("jsonrpc") != "2.0":
+        return id_, 'Invalid Request: "jsonrpc" must be "2.0"'
+    if "method" not in obj:
+        return id_, 'Invalid Request: missing "method"'
+    if not isinstance(obj["method"], str):
+        return id_, 'Invalid Request: "method" must be a string'
+    if "id" in obj and id_ is None and raw_id is not None:
+        return None, 'Invalid Request: "id" must be a string, a number or null'
+    return id_, 'Invalid Request: "params" must be an object or an array'
+
+
+# -- handlers ------------------------------------------------------------------------------
+
+
+class _AnyResult:
+    """Marker: a handler's result type is not checked (test hooks, ad-hoc methods)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Handler:
+    """A registered method: how to decode its params, run it and check its result."""
+
+    method: str
+    fn: Callable[..., Any]
+    mode: HandlerMode
+    params_type: type[Any]
+    result_type: Any
+    notification: bool
+    decoder: msgspec.json.Decoder[Any]
+
+
+_FROM_TABLE: Any = object()
+
+
+class Router:
+    """The handler registry: method name -> `Handler`.
+
+    Param and result types come from ``METHODS`` / ``NOTIFICATIONS``; a method outside those
+    tables must name its ``params_type`` (and may name a ``result_type``).
+    """
+
+    def __init__(self) -> None:
+        self._handlers: dict[str, Handler] = {}
+        self._emitted: set[str] = {PROGRESS_METHOD}
+
+    def add(
+        self,
+        method: str,
+        fn: Callable[..., Any],
+        *,
+        mode: HandlerMode = "async",
+        params_type: type[Any] | None = None,
+        result_type: Any = _FROM_TABLE,
+    ) -> None:
+        """Register ``fn`` for ``method`` (a method may be registered once)."""
+        if method in self._handlers or method == CANCEL_METHOD:
+            raise ValueError(f"method {method!r} is already registered")
+        if mode not in ("async", "thread", "inline"):
+            raise ValueError(f"unknown handler mode {mode!r} for {method!r}")
+        if inspect.iscoroutinefunction(fn) != (mode == "async"):
+            kind = "an async def" if mode == "async" else "a plain (non-async) function"
+            raise ValueError(f"{method!r}: mode {mode!r} needs {kind}")
+        notification = False
+        if method in METHODS:
+            spec = METHODS[method]
+            default_params, default_result = spec.params, spec.result
+        elif method in NOTIFICATIONS:
+            default_params, default_result, notification = NOTIFICATIONS[method], None, True
+        else:
+            if params_type is None:
+                raise ValueError(f"{method!r} is not in the method table: pass params_type")
+            default_params, default_result = params_type, _AnyResult
+        ptype = params_type or default_params
+        rtype = default_result if result_type is _FROM_TABLE else result_type
+        self._handlers[method] = Handler(
+            method, fn, mode, ptype, rtype, notification, msgspec.json.Decoder(ptype)
+        )
+
+    def method(
+        self,
+        method: str,
+        *,
+        mode: HandlerMode = "async",
+        params_type: type[Any] | None = None,
+        result_type: Any = _FROM_TABLE,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Decorator form of `add`."""
+
+        def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self.add(method, fn, mode=mode, params_type=params_type, result_type=result_type)
+            return fn
+
+        return decorate
+
+    def emits(self, notification: str) -> None:
+        """Declare a server->client notification (listed by ``initialize``)."""
+        self._emitted.add(notification)
+
+    def get(self, method: str) -> Handler | None:
+        return self._handlers.get(method)
+
+    @property
+    def methods(self) -> list[str]:
+        """Request methods, sorted."""
+        return sorted(m for m, h in self._handlers.items() if not h.notification)
+
+    @property
+    def notifications(self) -> list[str]:
+        """Notifications handled or sent, sorted (``$/cancelRequest`` is always handled)."""
+        handled = {m for m, h in self._handlers.items() if h.notification}
+        return sorted(handled | self._emitted | {CANCEL_METHOD})
+
+
+# -- per-request context -------------------------------------------------------------------
+
+
+class RequestContext:
+    """What a handler gets besides its params: its connection, progress and cancellation."""
+
+    __slots__ = ("_cancelled", "connection", "id", "method", "progress_token")
+
+    def __init__(
+        self,
+        connection: Connection,
+        id_: RequestId | UnsetType,
+        method: str,
+        progress_token: str | int | None,
+    ) -> None:
+        self.connection = connection
+        self.id = id_
+        self.method = method
+        self.progress_token = progress_token
+        self._cancelled = False
+
+    @property
+    def is_notification(self) -> bool:
+        return self.id is UNSET
+
+    @property
+    def cancelled(self) -> bool:
+        """True once ``$/cancelRequest`` named this request (or the connection is closing)."""
+        return self._cancelled
+
+    def check_cancelled(self) -> None:
+        """Raise `RequestCancelled` if cancelled: a cheap poll for long thread handlers."""
+        if self._cancelled:
+            raise RequestCancelled("Request cancelled")
+
+    def progress(self, message: str, percentage: float | None = None) -> None:
+        """Send ``$/progress`` if the request asked for it (``_meta.progressToken``).
+
+        Safe to call from a ``"thread"`` handler's thread."""
+        token = self.progress_token
+        if token is None or self._cancelled:
+            return
+        params = ProgressParams(
+            token=token, value=ProgressValue(message=message, percentage=percentage)
+        )
+        self.connection.notify(PROGRESS_METHOD, params)
+
+
+# -- the connection ------------------------------------------------------------------------
+
+
+class Channel(Protocol):
+    """The bytes side of a connection, provided by a transport."""
+
+    def try_write(self, data: bytes) -> bool:
+        """Write ``data`` now if that cannot block; False (nothing written) otherwise."""
+        ...
+
+    async def write(self, data: bytes) -> None:
+        """Write ``data`` and wait until the transport can take more (flow control)."""
+
+    def pause_reading(self) -> None: ...
+
+    def resume_reading(self) -> None: ...
+
+    def close(self) -> None:
+        """Close both directions (after the last `write` finished)."""
+
+
+class _Batch:
+    """Replies of one batch request, sent as one array when the last member is answered."""
+
+    __slots__ = ("parts", "pending")
+
+    def __init__(self, expected: int) -> None:
+        self.parts: list[bytes] = []
+        self.pending = expected
+
+
+_connection_ids = itertools.count(1)
+
+
+class Connection:
+    """One JSON-RPC peer. Transports call `feed` / `feed_eof` / `connection_lost`, then await
+    `wait_closed`; handlers use `notify`, the lifecycle fields and `state`."""
+
+    def __init__(
+        self,
+        router: Router,
+        channel: Channel,
+        *,
+        max_message_bytes: int = limits.DEFAULT_MAX_MESSAGE_BYTES,
+        max_pending_output_bytes: int = limits.MAX_PENDING_OUTPUT_BYTES,
+        max_inflight: int = limits.MAX_INFLIGHT_REQUESTS,
+        shutdown_grace: float = limits.SHUTDOWN_GRACE_SECONDS,
+        label: str = "connection",
+    ) -> None:
+        self.id = next(_connection_ids)
+        self.label = f"{label}#{self.id}"
+        self._router = router
+        self._channel = channel
+        self._framer = Framer(max_message_bytes)
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._max_pending = max_pending_output_bytes
+        self._max_inflight = max_inflight
+        self._grace = shutdown_grace
+
+        self._tasks: dict[asyncio.Task[None], tuple[RequestContext, _Batch | None]] = {}
+        self._inflight: dict[Any, asyncio.Task[None]] = {}
+        self._reading_paused = False
+
+        self._out: deque[bytes] = deque()
+        self._out_bytes = 0
+        self._wakeup = asyncio.Event()
+        self._writer_busy = False  # the writer task owns the queue until it drains it
+        self._feeding = False
+        self._flushed = asyncio.Event()  # set while nothing is queued or being written
+        self._flushed.set()
+        self._writer = self._loop.create_task(self._write_loop())
+
+        self._closing = False
+        self._closed = asyncio.Event()
+        self._close_callbacks: list[Callable[[], None]] = []
+
+        # Lifecycle facts, set by the lifecycle handlers; later handlers read them.
+        self.initialized = False
+        self.shutdown_requested = False
+        self.client_name: str | None = None
+        self.client_version: str | None = None
+        self.protocol_version: str | None = None
+        self.process_id: int | None = None
+        self.extra_roots: list[str] = []
+        #: Scratch space for handlers (per-connection subscriptions, sessions, ...).
+        self.state: dict[str, Any] = {}
+
+    # -- transport side --------------------------------------------------------------------
+
+    @property
+    def closing(self) -> bool:
+        return self._closing
+
+    @property
+    def closed(self) -> bool:
+        return self._closed.is_set()
+
+    @property
+    def inflight(self) -> int:
+        """Requests and notifications still running."""
+        return len(self._tasks)
+
+    def feed(self, data: bytes) -> None:
+        """Handle bytes from the peer: every complete message is dispatched now."""
+        if self._closing:
+            return
+        # Replies made while handling this chunk leave together, in one write, at the end.
+        self._feeding = True
+        try:
+            for event in self._framer.feed(data):
+                if self._closing:
+                    break
+                if type(event) is bytes:
+                    self._handle_message(event)
+                elif isinstance(event, Oversized):
+                    self._send(
+                        _error_payload(
+                            None,
+                            ErrorCode.INVALID_REQUEST,
+                            f"Invalid Request: message of {event.size} bytes exceeds the limit "
+                            f"of {event.limit} bytes",
+                        )
+                    )
+                elif isinstance(event, FramingError):
+                    self._send(
+                        _error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {event.reason}")
+                    )
+                    self.close()
+        finally:
+            self._feeding = False
+        if self._out:
+            self._flush()
+
+    def feed_eof(self) -> None:
+        """The peer will send nothing more: answer what is running, then close."""
+        self.close()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        """The transport is gone: nothing more can be written."""
+        if exc is not None:
+            log.debug("%s: connection lost: %s", self.label, exc)
+        self.abort()
+
+    def close(self) -> None:
+        """Stop reading, let in-flight requests finish (for ``shutdown_grace`` at most, then
+        cancel them), flush the replies and close. Idempotent."""
+        if self._closing:
+            return
+        self._closing = True
+        self._channel.pause_reading()
+        self._loop.create_task(self._finish())
+
+    def abort(self) -> None:
+        """Close now: running requests are cancelled and nothing more is written."""
+        if self._closed.is_set():
+            return
+        self._closing = True
+        self._out.clear()
+        self._out_bytes = 0
+        for task in list(self._tasks):
+            task.cancel()
+        self._writer.cancel()
+        self._channel.close()
+        self._mark_closed()
+
+    async def wait_closed(self) -> None:
+        await self._closed.wait()
+
+    def add_close_callback(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` once the connection is closed (at once if it already is)."""
+        if self._closed.is_set():
+            callback()
+        else:
+            self._close_callbacks.append(callback)
+
+    # -- handler side ----------------------------------------------------------------------
+
+    def notify(self, method: str, params: msgspec.Struct) -> None:
+        """Send a notification to the peer. Safe to call from any thread."""
+        payload = _ENCODER.encode(_Notification("2.0", method, params))
+        if threading.get_ident() == self._loop_thread:
+            self._send(payload)
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._send, payload)
+        except RuntimeError:  # the loop is gone: so is the peer
+            log.debug("%s: %s dropped, event loop closed", self.label, method)
+
+    # -- dispatch --------------------------------------------------------------------------
+
+    def _handle_message(self, body: bytes) -> None:
+        try:
+            message = _MESSAGE_DECODER.decode(body)
+        except msgspec.ValidationError:
+            self._send(self._invalid_payload(body))
+            return
+        except msgspec.DecodeError as exc:
+            self._send(_error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}"))
+            return
+        if type(message) is _Request:
+            self._dispatch(message, None)
+        else:
+            self._handle_batch(message)
+
+    def _handle_batch(self, members: list[msgspec.Raw]) -> None:
+        if not members:
+            self._send(
+                _error_payload(None, ErrorCode.INVALID_REQUEST, "Invalid Request: empty batch")
+            )
+            return
+        decoded: list[_Request | bytes] = []
+        expected = 0
+        for raw in members:
+            try:
+                request = _MEMBER_DECODER.decode(raw)
+            except msgspec.DecodeError:
+                decoded.append(self._invalid_payload(raw))
+                expected += 1
+                continue
+            decoded.append(request)
+            if request.id is not UNSET:
+                expected += 1
+        # A notification-only batch gets no reply at all.
+        batch = _Batch(expected) if expected else None
+        for item in decoded:
+            if isinstance(item, bytes):
+                assert batch is not None  # an invalid member always counts as a reply
+                self._batch_reply(batch, item)
+            else:
+                self._dispatch(item, batch)
+
+    @staticmethod
+    def _invalid_payload(body: bytes | msgspec.Raw) -> bytes:
+        try:
+            obj = _ANY_DECODER.decode(body)
+        except msgspec.DecodeError as exc:  # pragma: no cover - the typed decoder parsed it
+            return _error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+        id_, message = _explain_invalid(obj)
+        return _error_payload(id_, ErrorCode.INVALID_REQUEST, message)
+
+    def _dispatch(self, request: _Request, batch: _Batch | None) -> None:
+        id_ = request.id
+        method = request.method
+        handler = self._router.get(method)
+        if handler is None:
+            if method == CANCEL_METHOD:
+                self._cancel(request, batch)
+            elif id_ is not UNSET:
+                self._reply(
+                    batch,
+                    _error_payload(id_, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}"),
+                )
+            else:
+                log.debug("%s: ignoring unknown notification %s", self.label, method)
+            return
+        try:
+            params = self._decode_params(handler, request.params)
+        except RpcError as exc:
+            if id_ is not UNSET:
+                self._reply(batch, _error_payload(id_, exc.code, exc.message, exc.data))
+            else:
+                log.warning("%s: bad %s notification: %s", self.label, method, exc.message)
+            return
+        meta = getattr(params, "meta", None)
+        ctx = RequestContext(self, id_, method, meta.progress_token if meta else None)
+        if handler.mode == "inline":
+            try:
+                result = handler.fn(params, ctx)
+                if id_ is UNSET:
+                    return
+                payload = self._result_payload(id_, handler, result)
+            except Exception as exc:
+                payload = self._exception_payload(ctx, exc)
+                if id_ is UNSET:
+                    return
+            self._reply(batch, payload)
+            return
+        task = self._loop.create_task(self._run(handler, params, ctx, batch))
+        self._tasks[task] = (ctx, batch)
+        if id_ is not UNSET:
+            self._inflight[_id_key(id_)] = task
+        task.add_done_callback(self._task_done)
+        if len(self._tasks) >= self._max_inflight and not self._reading_paused:
+            self._reading_paused = True
+            self._channel.pause_reading()
+
+    def _decode_params(self, handler: Handler, raw: msgspec.Raw) -> Any:
+        if not raw:
+            return self._decode_empty(handler)
+        try:
+            return handler.decoder.decode(raw)
+        except msgspec.ValidationError as exc:
+            first = memoryview(raw)[0:1].tobytes()
+            if first == b"[":
+                if _ANY_DECODER.decode(raw) == []:
+                    return self._decode_empty(handler)
+                raise InvalidParams(
+                    f"Invalid params for {handler.method}: params must be an object "
+                    "(named parameters), not an array"
+                ) from None
+            if first != b"{":
+                raise InvalidRequest(
+                    'Invalid Request: "params" must be an object or an array'
+                ) from None
+            raise InvalidParams(f"Invalid params for {handler.method}: {exc}") from None
+
+    @staticmethod
+    def _decode_empty(handler: Handler) -> Any:
+        try:
+            return handler.decoder.decode(_EMPTY_OBJECT)
+        except msgspec.ValidationError as exc:
+            raise InvalidParams(f"Invalid params for {handler.method}: {exc}") from None
+
+    def _cancel(self, request: _Request, batch: _Batch | None) -> None:
+        try:
+            params = _CANCEL_DECODER.decode(request.params or _EMPTY_OBJECT)
+        except msgspec.ValidationError as exc:
+            if request.id is not UNSET:
+                message = f"Invalid params for {CANCEL_METHOD}: {exc}"
+                self._reply(batch, _error_payload(request.id, ErrorCode.INVALID_PARAMS, message))
+            return
+        task = self._inflight.get(_id_key(params.id))
+        if task is not None and not task.done():
+            self._tasks[task][0]._cancelled = True
+            task.cancel()
+        if request.id is not UNSET:  # sent as a request: acknowledge it
+            self._reply(batch, _RESULT_HEAD + _ENCODER.encode(request.id) + _RESULT_MID + b"null}")
+
+    async def _run(
+        self, handler: Handler, params: Any, ctx: RequestContext, batch: _Batch | None
+    ) -> None:
+        try:
+            if handler.mode == "thread":
+                result = await asyncio.to_thread(handler.fn, params, ctx)
+            else:
+                result = await handler.fn(params, ctx)
+            if ctx.id is UNSET:
+                return
+            payload = self._result_payload(ctx.id, handler, result)
+        except asyncio.CancelledError:
+            if not ctx._cancelled:
+                raise  # torn down from outside (abort, loop shutdown): nothing to answer
+            if ctx.id is UNSET:
+                return
+            payload = _error_payload(ctx.id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
+        except Exception as exc:
+            payload = self._exception_payload(ctx, exc)
+            if ctx.id is UNSET:
+                return
+        self._reply(batch, payload)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        ctx, batch = self._tasks.pop(task)
+        if ctx.id is not UNSET:
+            key = _id_key(ctx.id)
+            if self._inflight.get(key) is task:
+                del self._inflight[key]
+            if ctx._cancelled and task.cancelled():
+                # Cancelled before its first step: _run never ran to answer for itself.
+                message = "Request cancelled"
+                self._reply(batch, _error_payload(ctx.id, ErrorCode.REQUEST_CANCELLED, message))
+        if self._reading_paused and len(self._tasks) <= self._max_inflight // 2:
+            self._reading_paused = False
+            if not self._closing:
+                self._channel.resume_reading()
+
+    @staticmethod
+    def _result_payload(id_: Any, handler: Handler, result: Any) -> bytes:
+        expected = handler.result_type
+        if expected is None:
+            if result is not None:
+                raise TypeError(f"{handler.method} must return None, got {type(result).__name__}")
+            body = _NULL
+        else:
+            if (
+                expected is not _AnyResult
+                and isinstance(expected, type)
+                and not isinstance(result, expected)
+            ):
+                raise TypeError(
+                    f"{handler.method} must return {expected.__name__}, got {type(result).__name__}"
+                )
+            body = _ENCODER.encode(result)
+        return _RESULT_HEAD + _ENCODER.encode(id_) + _RESULT_MID + body + b"}"
+
+    def _exception_payload(self, ctx: RequestContext, exc: Exception) -> bytes:
+        id_ = None if ctx.id is UNSET else ctx.id
+        if isinstance(exc, RpcError):
+            return _error_payload(id_, exc.code, exc.message, exc.data)
+        if isinstance(exc, SkillsdError):
+            if exc.kind == "invalid_params":
+                # The core's own parameter checks (a bad limit, offset, format...).
+                message = f"Invalid params for {ctx.method}: {exc.message}"
+                return _error_payload(id_, ErrorCode.INVALID_PARAMS, message, exc.data or UNSET)
+            code = KIND_CODES.get(exc.kind)
+            if code is None:
+                log.error("%s: %s raised unknown error kind %r", self.label, ctx.method, exc.kind)
+                code = ErrorCode.INTERNAL_ERROR
+            return _error_payload(id_, code, exc.message, {"kind": exc.kind, **exc.data})
+        log.error("%s: internal error in %s", self.label, ctx.method, exc_info=exc)
+        return _error_payload(
+            id_, ErrorCode.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"
+        )
+
+    # -- output ----------------------------------------------------------------------------
+
+    def _reply(self, batch: _Batch | None, payload: bytes) -> None:
+        if batch is None:
+            self._send(payload)
+        else:
+            self._batch_reply(batch, payload)
+
+    def _batch_reply(self, batch: _Batch, payload: bytes) -> None:
+        batch.parts.append(payload)
+        batch.pending -= 1
+        if batch.pending == 0:
+            self._send(b"[" + b",".join(batch.parts) + b"]")
+
+    def _send(self, payload: bytes) -> None:
+        if self._closed.is_set():
+            return
+        frame = self._framer.frame(payload)
+        self._out.append(frame)
+        self._out_bytes += len(frame)
+        self._flushed.clear()
+        if self._out_bytes > self._max_pending:
+            log.warning(
+                "%s: peer is not reading (%d bytes of replies queued): dropping it",
+                self.label,
+                self._out_bytes,
+            )
+            self.abort()
+            return
+        if not self._feeding:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Write the queue now if the channel takes it without waiting; else wake the writer.
+
+        Writing directly saves the writer task's wake-up on every reply (what ping latency is
+        made of); the writer keeps sole ownership whenever it is busy, so order is kept."""
+        if self._writer_busy:
+            return
+        out = self._out
+        data = out.popleft() if len(out) == 1 else b"".join(out)
+        out.clear()
+        if self._channel.try_write(data):
+            self._out_bytes -= len(data)
+            if not self._out_bytes:
+                self._flushed.set()
+            return
+        out.append(data)
+        self._writer_busy = True
+        self._wakeup.set()
+
+    async def _write_loop(self) -> None:
+        out = self._out
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            while out:
+                if len(out) == 1:
+                    data = out.popleft()
+                else:
+                    data = b"".join(out)
+                    out.clear()
+                try:
+                    await self._channel.write(data)
+                except (ConnectionError, OSError) as exc:
+                    log.debug("%s: write failed: %s", self.label, exc)
+                    self._loop.call_soon(self.abort)
+                    return
+                self._out_bytes -= len(data)
+            self._writer_busy = False
+            self._flushed.set()
+
+    async def _finish(self) -> None:
+        if self._tasks:
+            _done, pending = await asyncio.wait(list(self._tasks), timeout=self._grace)
+            if pending:
+                log.warning(
+                    "%s: cancelling %d request(s) still running after %.1fs",
+                    self.label,
+                    len(pending),
+                    self._grace,
+                )
+                for task in pending:
+                    entry = self._tasks.get(task)
+                    if entry is not None:
+                        entry[0]._cancelled = True
+                    task.cancel()
+                await asyncio.wait(pending)
+        if self._closed.is_set():
+            return
+        if self._out_bytes:
+            # A peer that stopped reading cannot hold the close up for ever.
+            try:
+                await asyncio.wait_for(self._flushed.wait(), self._grace)
+            except TimeoutError:
+                log.warning("%s: replies not read within %.1fs: dropping", self.label, self._grace)
+                self.abort()
+                return
+        if self._closed.is_set():
+            return
+        self._writer.cancel()
+        self._channel.close()
+        self._mark_closed()
+
+    def _mark_closed(self) -> None:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        callbacks, self._close_callbacks = self._close_callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("%s: close callback failed", self.label)
+
+
+def _id_key(id_: Any) -> Any:
+    # 1 and "1" are different ids; keep the type in the key so they never collide.
+    return (type(id_), id_)

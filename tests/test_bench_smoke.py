@@ -1,0 +1,158 @@
+"""Smoke test of the benchmark's corpus generator: shape, manifest, determinism (no timing)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+import yaml
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+N = 20
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def gen() -> ModuleType:
+    return _load("gen_corpus")
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def _skill_dirs(root: Path) -> Iterator[Path]:
+    return (p.parent for p in root.rglob("SKILL.md"))
+
+
+def test_generates_n_skills_matching_the_manifest(gen: ModuleType, tmp_path: Path) -> None:
+    manifest = gen.generate(tmp_path / "c", N, seed=7)
+    root = tmp_path / "c"
+    dirs = sorted(p.relative_to(root).as_posix() for p in _skill_dirs(root))
+    assert dirs == sorted(e["dir"] for e in manifest["skills"])
+    assert len(dirs) == N
+    totals = manifest["totals"]
+    assert totals["valid"] + totals["invalid"] == N
+    assert sum(totals["invalid_by_kind"].values()) == totals["invalid"]
+    assert sum(totals["depths"].values()) == N
+    # The manifest on disk is the one returned.
+    assert json.loads((root / gen.MANIFEST_NAME).read_text()) == json.loads(json.dumps(manifest))
+    for entry in manifest["skills"]:
+        skill_dir = root / entry["dir"]
+        for folder in ("scripts", "references", "assets"):
+            folder_path = skill_dir / folder
+            count = len(list(folder_path.iterdir())) if folder_path.is_dir() else 0
+            assert count == entry["resources"][folder], entry["dir"]
+        assert (skill_dir / "SKILL.md").stat().st_size == entry["skill_md_bytes"]
+
+
+def test_valid_skills_parse_and_match_their_directory(gen: ModuleType, tmp_path: Path) -> None:
+    manifest = gen.generate(tmp_path, N, seed=3)
+    for entry in manifest["skills"]:
+        if not entry["valid"]:
+            continue
+        data = (tmp_path / entry["dir"] / "SKILL.md").read_bytes().decode("utf-8-sig")
+        _, fm, _ = data.replace("\r\n", "\n").split("---\n", 2)
+        fields = yaml.load(fm, Loader=yaml.CBaseLoader)
+        assert fields["name"] == entry["dir"].rsplit("/", 1)[-1] == entry["name"]
+        assert 0 < len(fields["description"]) <= 1024
+
+
+def test_same_seed_same_bytes_other_seed_differs(gen: ModuleType, tmp_path: Path) -> None:
+    gen.generate(tmp_path / "a", N, seed=11)
+    gen.generate(tmp_path / "b", N, seed=11)
+    gen.generate(tmp_path / "c", N, seed=12)
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    assert _tree(tmp_path / "a") != _tree(tmp_path / "c")
+
+
+def test_invalid_share_and_kinds_follow_the_shape(gen: ModuleType, tmp_path: Path) -> None:
+    none = gen.generate(tmp_path / "none", N, seed=1, shape=gen.Shape(invalid_share=0.0))
+    assert none["totals"]["invalid"] == 0
+    every = gen.generate(tmp_path / "all", N, seed=1, shape=gen.Shape(invalid_share=1.0))
+    assert every["totals"]["valid"] == 0
+    assert set(every["totals"]["invalid_by_kind"]) <= set(gen.INVALID_KINDS)
+    # The default share is realistic: a few percent over a larger corpus.
+    mix = gen.generate(tmp_path / "mix", 400, seed=1)
+    assert 0.005 <= mix["totals"]["invalid"] / 400 <= 0.08
+
+
+def test_verdicts_agree_with_skills_ref(gen: ModuleType, tmp_path: Path) -> None:
+    """Invalid skills are invalid for the reference library too, except documented cases."""
+    skills_ref = pytest.importorskip("skills_ref")
+    manifest = gen.generate(tmp_path, 60, seed=5, shape=gen.Shape(invalid_share=0.4))
+    for entry in manifest["skills"]:
+        errors = skills_ref.validate(tmp_path / entry["dir"])
+        if entry["invalid_kind"] in gen.SKILLS_REF_DISAGREES_KINDS or (
+            set(entry["quirks"]) & gen.SKILLS_REF_DISAGREES_QUIRKS
+        ):
+            continue
+        # skills-ref rejects unknown fields, which skillsd only warns about.
+        expected_valid = entry["valid"] and "field.unknown" not in entry["warnings"]
+        assert (not errors) == expected_valid, (entry, errors)
+
+
+def test_shape_rejects_bad_values(gen: ModuleType) -> None:
+    with pytest.raises(ValueError, match="invalid_share"):
+        gen.Shape(invalid_share=1.5)
+    with pytest.raises(ValueError, match="depth_weights"):
+        gen.Shape(depth_weights=(0.0, 0.0))
+
+
+def test_refuses_non_empty_and_foreign_directories(gen: ModuleType, tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("not a corpus")
+    with pytest.raises(FileExistsError):
+        gen.generate(tmp_path, N)
+    with pytest.raises(FileExistsError, match="refusing"):
+        gen.ensure_corpus(tmp_path, N)
+    assert (tmp_path / "keep.txt").exists()
+
+
+def test_ensure_corpus_reuses_then_regenerates(gen: ModuleType, tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    first = gen.ensure_corpus(root, N, seed=2)
+    marker = root / gen.MANIFEST_NAME
+    mtime = marker.stat().st_mtime_ns
+    assert gen.ensure_corpus(root, N, seed=2) == first
+    assert marker.stat().st_mtime_ns == mtime  # reused, not rewritten
+    assert gen.ensure_corpus(root, N + 1, seed=2)["n"] == N + 1
+
+
+def test_cli(tmp_path: Path) -> None:
+    out = tmp_path / "cli"
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "gen_corpus.py"), str(out), "--n", str(N), "--seed", "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(proc.stdout)["skills"] == N
+    bad = subprocess.run(
+        [sys.executable, str(BENCH / "gen_corpus.py"), str(out), "--n", "5"],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "not empty" in bad.stderr
+
+
+def test_bench_frontmatter_baseline(tmp_path: Path) -> None:
+    """Baseline (b)'s frontmatter split: BOM, CRLF, trailing blanks, unclosed, missing."""
+    run = _load("run")
+    assert run.frontmatter_bytes(b"\xef\xbb\xbf---\r\nname: x\r\n--- \r\nbody") == b"name: x\r\n"
+    assert run.frontmatter_bytes(b"---\ndescription: a --- b\n---\n") == b"description: a --- b\n"
+    assert run.frontmatter_bytes(b"---\nname: x\n") is None
+    assert run.frontmatter_bytes(b"# title\n---\n") is None
