@@ -67,7 +67,7 @@ def test_missing_files_mean_defaults(tmp_path: Path) -> None:
 def test_unreadable_file_is_an_error_naming_it(tmp_path: Path) -> None:
     bad = tmp_path / "config.toml"
     bad.write_bytes(b"\xff\xfe not utf-8")
-    with pytest.raises(SkillsdError, match="config.toml: cannot read config"):
+    with pytest.raises(SkillsdError, match=r"config\.toml: cannot read config"):
         load_config([str(bad)])
 
 

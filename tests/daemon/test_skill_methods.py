@@ -122,7 +122,8 @@ def test_search_reasons_filters_and_limits(client: Client, tree: dict[str, Path]
 
 def test_load_resolution_and_errors(client: Client, tree: dict[str, Path]) -> None:
     by_name = client.ok("skills.load", name="pdf-forms")
-    assert by_name["alreadyLoaded"] is False and by_name["body"] == "\n# PDF\nRun scripts/fill.py.\n"
+    assert by_name["alreadyLoaded"] is False
+    assert by_name["body"] == "\n# PDF\nRun scripts/fill.py.\n"
     assert by_name["files"] == [
         "assets/logo.bin",
         "references/fields.md",
