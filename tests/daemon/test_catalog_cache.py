@@ -1,0 +1,150 @@
+"""The live catalog cache, in-process: served without disk access, shared scans, stat fallback,
+forceReload, and debounced notifications from real inotify events."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillsd.core import catalog as catalog_module
+from skillsd.daemon.catalog_cache import CatalogCache
+from skillsd_protocol.messages import SkillsChangedParams
+from tests.daemon.skill_tree import write_skill
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[SkillsChangedParams] = []
+
+    def notify(self, method: str, params: SkillsChangedParams) -> None:
+        assert method == "skills.changed"
+        self.events.append(params)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    write_skill(project / ".agents" / "skills", "alpha", "First skill.")
+    return project
+
+
+def cache_for(tmp_path: Path, *, watch: bool) -> CatalogCache:
+    env = {"SKILLSD_CONFIG": os.fspath(tmp_path / "none.toml")}
+    return CatalogCache(env=env, home=os.fspath(tmp_path / "home"), watch=watch)
+
+
+def count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = catalog_module.build_catalog
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr("skillsd.daemon.catalog_cache.build_catalog", counting)
+    return calls
+
+
+def test_cached_catalog_is_served_without_rescanning(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builds = count_builds(monkeypatch)
+
+    async def main() -> None:
+        cache = cache_for(tmp_path, watch=True)
+        try:
+            first, entry = await cache.get(os.fspath(repo))
+            for _ in range(5):
+                again, _ = await cache.get(os.fspath(repo))
+                assert again is first
+            assert entry.mode == "watching" and len(builds) == 1
+            forced, _ = await cache.get(os.fspath(repo), force=True)
+            assert forced is not first and len(builds) == 2
+            assert forced.stats.reused == 0  # forceReload re-parses everything
+        finally:
+            cache.close()
+
+    asyncio.run(main())
+
+
+def test_concurrent_requests_share_one_scan(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builds = count_builds(monkeypatch)
+
+    async def main() -> None:
+        cache = cache_for(tmp_path, watch=False)
+        results = await asyncio.gather(*(cache.get(os.fspath(repo)) for _ in range(8)))
+        assert len({id(catalog) for catalog, _ in results}) == 1
+        assert len(builds) == 1
+        cache.close()
+
+    asyncio.run(main())
+
+
+def test_stat_mode_sees_changes_on_the_next_request(repo: Path, tmp_path: Path) -> None:
+    async def main() -> None:
+        cache = cache_for(tmp_path, watch=False)
+        first, entry = await cache.get(os.fspath(repo))
+        assert entry.mode == "stat" and entry.watch_info().reason
+        skill_md = repo / ".agents" / "skills" / "alpha" / "SKILL.md"
+        skill_md.write_text(skill_md.read_text().replace("First", "Edited first"))
+        second, _ = await cache.get(os.fspath(repo))
+        assert second.skills[0].description == "Edited first skill."
+        assert second.generation == first.generation + 1
+        assert (second.stats.parsed, second.stats.reused) == (1, 0)
+        write_skill(repo / ".agents" / "skills", "beta", "Second skill.")
+        third, _ = await cache.get(os.fspath(repo))
+        assert [s.name for s in third.skills] == ["alpha", "beta"]
+        assert third.stats.reused == 1
+        cache.close()
+
+    asyncio.run(main())
+
+
+def test_burst_of_events_is_one_debounced_notification(repo: Path, tmp_path: Path) -> None:
+    async def main() -> None:
+        cache = cache_for(tmp_path, watch=True)
+        recorder = Recorder()
+        try:
+            await cache.get(os.fspath(repo), listener=recorder)
+            skills = repo / ".agents" / "skills"
+            for n in range(5):
+                write_skill(skills, f"burst-{n}", f"Burst skill {n}.")
+                await asyncio.sleep(0.01)
+            for _ in range(200):
+                if recorder.events:
+                    break
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.3)  # any second notification would have arrived by now
+            assert len(recorder.events) == 1
+            event = recorder.events[0]
+            assert len(event.added) == 5 and event.generation == 2
+            catalog, _ = await cache.get(os.fspath(repo))
+            assert len(catalog.skills) == 6 and catalog.generation == 2
+        finally:
+            cache.close()
+
+    asyncio.run(main())
+
+
+def test_overflow_degrades_to_stat_validation(repo: Path, tmp_path: Path) -> None:
+    async def main() -> None:
+        cache = cache_for(tmp_path, watch=True)
+        try:
+            _, entry = await cache.get(os.fspath(repo))
+            cache.on_overflow()
+            await asyncio.sleep(0.05)
+            assert entry.mode == "stat" and "overflow" in (entry.reason or "")
+            write_skill(repo / ".agents" / "skills", "gamma", "Third skill.")
+            catalog, _ = await cache.get(os.fspath(repo))
+            assert "gamma" in {s.name for s in catalog.skills}
+        finally:
+            cache.close()
+
+    asyncio.run(main())
