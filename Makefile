@@ -22,6 +22,7 @@ demo: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 lint: $(TEST_STAMP)
