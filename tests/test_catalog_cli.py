@@ -1,0 +1,101 @@
+"""`skillsd list|search|show|prompt|schema` as a user runs them (real subprocesses)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillsd_protocol.schema import render_schema
+from tests.daemon.skill_tree import daemon_env, make_project
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    return make_project(tmp_path)
+
+
+def run(tree: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skillsd", *args],
+        cwd=tree["project"],
+        env=daemon_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_list_human_and_json(tree: dict[str, Path]) -> None:
+    human = run(tree, "list")
+    assert human.returncode == 0, human.stderr
+    assert human.stdout.splitlines()[0] == "repo:"
+    assert "pdf-forms" in human.stdout and "user:" in human.stdout
+    assert "invalid: " in human.stdout and "broken" in human.stdout
+    assert human.stdout.rstrip().endswith(f"4 skill(s), 1 invalid (root: {tree['project']})")
+    data = json.loads(run(tree, "list", "--json").stdout)
+    assert [s["name"] for s in data["skills"]] == [
+        "pdf-forms",
+        "release-notes",
+        "commit-message",
+        "release-notes",
+    ]
+    assert data["root"] == os.fspath(tree["project"]) and len(data["errors"]) == 1
+    user = json.loads(run(tree, "list", "--json", "--scope", "user").stdout)
+    assert {s["scope"] for s in user["skills"]} == {"user"}
+
+
+def test_list_with_cwd_and_extra_root(tree: dict[str, Path], tmp_path: Path) -> None:
+    extra = tmp_path / "extra-skill"
+    extra.mkdir()
+    (extra / "SKILL.md").write_text("---\nname: extra-skill\ndescription: An extra one.\n---\n")
+    out = run(
+        tree, "list", "--json", "--cwd", os.fspath(tree["sub"]), "--extra-root", os.fspath(extra)
+    )
+    data = json.loads(out.stdout)
+    assert data["cwd"] == os.fspath(tree["sub"])
+    assert ("extra-skill", "extra") in {(s["name"], s["scope"]) for s in data["skills"]}
+
+
+def test_search(tree: dict[str, Path]) -> None:
+    out = run(tree, "search", "pdf")
+    assert out.returncode == 0 and out.stdout.splitlines()[0].startswith(" 1. pdf-forms  [prefix")
+    data = json.loads(run(tree, "search", "notes", "--json", "--limit", "1").stdout)
+    assert data["count"] == 2 and data["truncated"] is True and len(data["results"]) == 1
+
+
+def test_show_formats_and_errors(tree: dict[str, Path]) -> None:
+    codelia = run(tree, "show", "pdf-forms")
+    assert codelia.returncode == 0 and codelia.stdout.startswith('<skill_context name="pdf-forms"')
+    markdown = run(tree, "show", os.fspath(tree["pdf"]), "--format", "markdown")
+    assert markdown.stdout.startswith("# Skill Activated: pdf-forms")
+    assert "- References: yes" in markdown.stdout
+    ambiguous = run(tree, "show", "release-notes")
+    assert ambiguous.returncode == 2 and "2 skills are named 'release-notes'" in ambiguous.stderr
+    missing = run(tree, "show", "pdf-form")
+    assert missing.returncode == 2 and "pdf-form" in missing.stderr
+
+
+def test_prompt(tree: dict[str, Path]) -> None:
+    xml = run(tree, "prompt")
+    assert xml.stdout.startswith("<available_skills>") and xml.stdout.count("<skill>") == 4
+    md = run(tree, "prompt", "--format", "markdown", "--no-location")
+    assert "- pdf-forms: Fill and inspect PDF forms." in md.stdout and "SKILL.md" not in md.stdout
+    tight = json.loads(run(tree, "prompt", "--json", "--max-bytes", "300").stdout)
+    assert tight["truncated"] is True and tight["bytes"] <= 300
+
+
+def test_invalid_config_is_reported_not_a_traceback(tree: dict[str, Path]) -> None:
+    (tree["tmp"] / "config.toml").write_text("[discovery]\nmaxDepth = 'deep'\n")
+    out = run(tree, "list")
+    assert out.returncode == 2
+    assert "config.toml" in out.stderr and "discovery.maxDepth" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_schema_prints_the_checked_in_schema(tree: dict[str, Path]) -> None:
+    assert run(tree, "schema").stdout == render_schema()
