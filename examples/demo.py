@@ -112,6 +112,8 @@ def rpc_demo(env: dict[str, str]) -> None:
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="skillsd-demo-") as state:
+        # Loads ask the user by default (SPEC 7); this host, like most, allows them outright.
+        (Path(state) / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
         env = environment(state)
         cli(env, "validate", str(PROJECT / ".agents" / "skills"))
         cli(env, "list")

@@ -11,14 +11,21 @@ structural falls back to the full rescan. :func:`diff_catalogs` gives ``skills.c
 Identity: a skill is keyed by the real path of its ``SKILL.md``; its ``id`` is the first 24 hex
 digits of the SHA-256 of that path's file-system bytes (``os.fsencode``: UTF-8 on every platform
 skillsd supports, with undecodable bytes of a POSIX name kept as they are).
+
+Builds run with the cyclic garbage collector paused (:func:`_gc_paused`): a build allocates
+hundreds of thousands of container objects that all outlive it, and none of them form cycles, so
+every collection the allocations would trigger mid-build is wasted work (about 10 % of a cold
+10 000-skill build). The young objects are examined once, by the first collection after it.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import unicodedata
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import msgspec
@@ -286,6 +293,35 @@ def _is_disabled(skill: SkillMetadata, real_path: str, disabled: frozenset[str])
 
 # -- building ---------------------------------------------------------------------------------
 
+#: Who paused the collector ("owner" -> a token), see :func:`_gc_paused`.
+_GC_PAUSE: dict[str, object] = {}
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC for the block, then restore the state it had before.
+
+    Builds may run on several threads at once (the daemon builds in worker threads), and a plain
+    save/disable/restore per build could observe another build's pause and leave the collector
+    off for good. So only one holder at a time owns the pause: ``dict.setdefault`` is atomic, and
+    the owner restores the collector *before* giving the ownership up, so the next owner always
+    saves the real state. Builds that start while another one owns the pause (or nested builds)
+    change nothing; they run with whatever state the owner set.
+    """
+    token = object()
+    if _GC_PAUSE.setdefault("owner", token) is not token:
+        yield
+        return
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+        del _GC_PAUSE["owner"]
+
+
 
 def _load_message(diagnostics: list[Diagnostic]) -> str:
     errors = [d for d in diagnostics if d.severity == "error"] or diagnostics
@@ -306,6 +342,8 @@ def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
         )
         return _Entry(found=found, parsed=parsed, id=sid, base=None, error=error)
     stat = parsed.stat or found.stat
+    if stat is None:  # read_skill_file stats every file it could parse; this cannot happen
+        raise AssertionError(f"{found.path}: accepted without a stat key")
     # An accepted skill lists warnings and info only; an error here would be a validator slip.
     shown = [
         msgspec.structs.replace(d, severity="warning") if d.severity == "error" else d
@@ -345,13 +383,14 @@ def _duplicate_warning(skill: SkillMetadata, others: list[SkillMetadata]) -> Dia
     )
 
 
-def _vanished(path: str) -> Diagnostic:
-    return Diagnostic(
-        severity="warning",
-        code="discovery.vanished",
-        message=f"{path}: file vanished during the scan",
-        path=path,
-    )
+def _unopened(path: str, problems: list[Diagnostic]) -> Diagnostic:
+    """The scan-level diagnostic for a listed SKILL.md that could not be opened."""
+    problem = problems[0] if problems else None
+    if problem is None or problem.code == "file.missing":
+        code, message = "discovery.vanished", "file vanished during the scan"
+    else:
+        code, message = "discovery.unreadable", problem.message
+    return Diagnostic(severity="warning", code=code, message=f"{path}: {message}", path=path)
 
 
 def _assemble(
@@ -401,9 +440,12 @@ def _assemble(
             parsed = read_skill_file(found.path, mode=mode, dir_name=dir_name)
             parsed_count += 1
             if parsed.stat is None and parsed.fields is None:
-                # Gone between the scan and the read: a scan-level event, not a bad skill.
-                diagnostics.append(_vanished(found.path))
+                # Gone (or unopenable) between the listing and the read: a scan-level problem,
+                # not a bad skill.
+                diagnostics.append(_unopened(found.path, parsed.diagnostics))
                 continue
+            if found.stat is None:
+                found.stat = parsed.stat  # a first build skips the scan's stat: fstat is enough
             entry = _entry_for(found, parsed, old.id if old is not None else skill_id(real))
         entries[real] = entry
         if found.path is not real and found.path != real:
@@ -488,17 +530,20 @@ def build_catalog(
     skills, errors or diagnostics differ. ``disabled`` holds ids or skill dir/``SKILL.md`` paths.
     Pass the base catalog as ``previous``, not a :meth:`Catalog.with_overrides` view.
     """
-    result = scan_plan(plan, config)
-    return _assemble(
-        plan,
-        config,
-        result.skills,
-        result.diagnostics,
-        result.missing_roots,
-        result.dirs_scanned,
-        frozenset(disabled),
-        previous,
-    )
+    # Without reusable parses every SKILL.md is opened and fstat'ed anyway: no stat in the scan.
+    reusable = previous is not None and previous.mode == config.validation
+    with _gc_paused():
+        result = scan_plan(plan, config, stat_files=reusable)
+        return _assemble(
+            plan,
+            config,
+            result.skills,
+            result.diagnostics,
+            result.missing_roots,
+            result.dirs_scanned,
+            frozenset(disabled),
+            previous,
+        )
 
 
 def refresh_catalog(previous: Catalog, changed_paths: Iterable[str]) -> Catalog:
@@ -513,6 +558,11 @@ def refresh_catalog(previous: Catalog, changed_paths: Iterable[str]) -> Catalog:
     changed = {os.path.abspath(p) for p in changed_paths}
     if not changed:
         return previous
+    with _gc_paused():
+        return _refresh(previous, changed)
+
+
+def _refresh(previous: Catalog, changed: set[str]) -> Catalog:
     dirty: dict[str, FoundSkill] = {}
     for path in changed:
         skill = _owning_skill(path, previous)

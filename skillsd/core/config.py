@@ -16,6 +16,7 @@ import platformdirs
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
+from skillsd.core.permissions import rule_problem
 
 DEFAULT_MARKERS = (".git", ".jj", ".hg")
 
@@ -75,11 +76,29 @@ _CONCATENATED = {("permissions", k) for k in ("finalDeny", "override", "deny", "
 def parse_config_table(data: dict[str, Any], source: str) -> Config:
     """Validate one config table; errors name the file, the key path and the reason."""
     try:
-        return msgspec.convert(data, Config)
+        config = msgspec.convert(data, Config)
     except msgspec.ValidationError as exc:
         raise SkillsdError(
             "invalid_config", f"{source}: invalid config: {_describe(exc)}", path=source
         ) from None
+    _check_rules(config.permissions, source)
+    return config
+
+
+def _check_rules(permissions: PermissionsConfig, source: str) -> None:
+    for key in ("finalDeny", "override", "deny", "allow"):
+        rules = getattr(permissions, _SNAKE[key])
+        for index, rule in enumerate(rules):
+            problem = rule_problem(rule)
+            if problem is not None:
+                raise SkillsdError(
+                    "invalid_config",
+                    f"{source}: invalid config: key 'permissions.{key}[{index}]': {problem}",
+                    path=source,
+                )
+
+
+_SNAKE = {"finalDeny": "final_deny", "override": "override", "deny": "deny", "allow": "allow"}
 
 
 def parse_config_text(text: str, source: str) -> dict[str, Any]:

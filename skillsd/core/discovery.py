@@ -11,8 +11,10 @@ Two steps, kept apart so each is testable on its own:
   problem on disk: unreadable or vanishing entries become diagnostics.
 
 The scan is on the hot path for 10 000 skills, so it lists each directory exactly once, relies on
-the type information ``scandir`` already has, stats each ``SKILL.md`` once, and derives real paths
-from the parent's real path instead of calling ``realpath`` unless a symlink is involved.
+the type information ``scandir`` already has, stats each ``SKILL.md`` once (or not at all when the
+caller will open every file anyway, see ``stat_files``), counts resource folders with the cheaper
+``os.listdir``, and derives real paths from the parent's real path instead of calling
+``realpath`` unless a symlink is involved.
 """
 
 from __future__ import annotations
@@ -74,14 +76,16 @@ class FoundSkill:
     """A ``SKILL.md`` found by the scan (not parsed yet).
 
     ``path``/``dir`` are as reached from the root (symlinks not resolved); ``real_path`` is the
-    real path of the ``SKILL.md`` (the skill's identity). ``stat`` follows symlinks.
+    real path of the ``SKILL.md`` (the skill's identity). ``stat`` follows symlinks; it is None
+    only when the scan was asked not to stat files (``stat_files=False``), and then whoever reads
+    the file fills it in.
     """
 
     path: str
     dir: str
     real_path: str
     root: Root
-    stat: StatKey
+    stat: StatKey | None
     resources: ResourceCounts
 
     @property
@@ -215,30 +219,32 @@ def _diag(code: str, message: str, path: str) -> Diagnostic:
     return Diagnostic(severity="warning", code=code, message=message, path=path)
 
 
+def _listing_problem(path: str, exc: OSError) -> Diagnostic:
+    """The diagnostic for a directory that could not be listed."""
+    if isinstance(exc, FileNotFoundError):
+        return _diag("discovery.vanished", f"{path}: directory vanished during the scan", path)
+    reason = exc.strerror or errno.errorcode.get(exc.errno or 0, str(exc))
+    return _diag("discovery.unreadable", f"{path}: cannot list directory: {reason}", path)
+
+
 def _list_dir(path: str, diagnostics: list[Diagnostic]) -> list[os.DirEntry[str]] | None:
     """All entries of a directory, or None (with a diagnostic) when it cannot be listed."""
     try:
         with os.scandir(path) as it:
             return list(it)
-    except FileNotFoundError:
-        diagnostics.append(
-            _diag("discovery.vanished", f"{path}: directory vanished during the scan", path)
-        )
-    except PermissionError as exc:
-        diagnostics.append(
-            _diag("discovery.unreadable", f"{path}: cannot list directory: {exc.strerror}", path)
-        )
     except OSError as exc:
-        reason = exc.strerror or errno.errorcode.get(exc.errno or 0, str(exc))
-        diagnostics.append(
-            _diag("discovery.unreadable", f"{path}: cannot list directory: {reason}", path)
-        )
+        diagnostics.append(_listing_problem(path, exc))
     return None
 
 
 def _count_entries(path: str, diagnostics: list[Diagnostic]) -> int:
-    entries = _list_dir(path, diagnostics)
-    return 0 if entries is None else sum(1 for e in entries if not e.name.startswith("."))
+    """Non-hidden entries of a resource folder (0, with a diagnostic, if it cannot be listed)."""
+    try:
+        names = os.listdir(path)  # names are all a count needs: no DirEntry objects
+    except OSError as exc:
+        diagnostics.append(_listing_problem(path, exc))
+        return 0
+    return sum(1 for name in names if not name.startswith("."))
 
 
 def skill_from_listing(
@@ -248,24 +254,30 @@ def skill_from_listing(
     md: os.DirEntry[str],
     root: Root,
     diagnostics: list[Diagnostic],
+    *,
+    stat: bool = True,
 ) -> FoundSkill | None:
     """Build a :class:`FoundSkill` from a skill directory's listing (None if SKILL.md vanished).
 
     Resource counts: non-hidden entries directly inside ``scripts/``, ``references/`` and
     ``assets/``; ``other`` = non-hidden top-level entries besides ``SKILL.md`` and those folders.
+    With ``stat=False`` the ``SKILL.md`` is not stat'ed (``FoundSkill.stat`` is None).
     """
-    try:
-        st = md.stat()
-    except FileNotFoundError:
-        diagnostics.append(
-            _diag("discovery.vanished", f"{md.path}: file vanished during the scan", md.path)
-        )
-        return None
-    except OSError as exc:
-        diagnostics.append(
-            _diag("discovery.unreadable", f"{md.path}: cannot stat: {exc.strerror}", md.path)
-        )
-        return None
+    key: StatKey | None = None
+    if stat:
+        try:
+            st = md.stat()
+        except FileNotFoundError:
+            diagnostics.append(
+                _diag("discovery.vanished", f"{md.path}: file vanished during the scan", md.path)
+            )
+            return None
+        except OSError as exc:
+            diagnostics.append(
+                _diag("discovery.unreadable", f"{md.path}: cannot stat: {exc.strerror}", md.path)
+            )
+            return None
+        key = StatKey(st.st_mtime_ns, st.st_size, st.st_ino)
     counts = {"scripts": 0, "references": 0, "assets": 0}
     other = 0
     for entry in entries:
@@ -282,7 +294,7 @@ def skill_from_listing(
         dir=directory,
         real_path=real_path,
         root=root,
-        stat=StatKey(st.st_mtime_ns, st.st_size, st.st_ino),
+        stat=key,
         resources=ResourceCounts(other=other, **counts),
     )
 
@@ -317,6 +329,7 @@ def _scan_root(
     *,
     max_depth: int,
     max_dirs: int,
+    stat_files: bool,
     found: list[FoundSkill],
     diagnostics: list[Diagnostic],
 ) -> int:
@@ -340,7 +353,9 @@ def _scan_root(
                 continue
         md = find_skill_file(listing, diagnostics)
         if md is not None:
-            skill = skill_from_listing(directory, real_dir, listing, md, root, diagnostics)
+            skill = skill_from_listing(
+                directory, real_dir, listing, md, root, diagnostics, stat=stat_files
+            )
             if skill is not None:
                 found.append(skill)
             continue  # a skill directory is never descended into
@@ -388,12 +403,15 @@ def scan(
     *,
     max_depth: int = limits.DEFAULT_MAX_DEPTH,
     max_dirs: int = limits.DEFAULT_MAX_DIRS,
+    stat_files: bool = True,
 ) -> ScanResult:
     """Find every ``SKILL.md`` under ``roots`` (see the module docstring for the rules).
 
     An extra root that holds a ``SKILL.md`` (or is the path of one) is that one skill. Roots that
     resolve to a directory already scanned are skipped. The same file reached twice is kept once,
-    for the first reach in SPEC order (scope, nearer-to-cwd, path).
+    for the first reach in SPEC order (scope, nearer-to-cwd, path). ``stat_files=False`` skips
+    the ``stat`` of each ``SKILL.md`` (``FoundSkill.stat`` is None): for a caller that opens and
+    ``fstat``s every file right after, such as a first catalog build.
     """
     found: list[FoundSkill] = []
     diagnostics: list[Diagnostic] = []
@@ -425,6 +443,7 @@ def scan(
             entries,
             max_depth=max_depth,
             max_dirs=max_dirs,
+            stat_files=stat_files,
             found=found,
             diagnostics=diagnostics,
         )
@@ -440,8 +459,13 @@ def scan(
     )
 
 
-def scan_plan(plan: RootPlan, config: Config = DEFAULT_CONFIG) -> ScanResult:
+def scan_plan(
+    plan: RootPlan, config: Config = DEFAULT_CONFIG, *, stat_files: bool = True
+) -> ScanResult:
     """:func:`scan` over a plan's roots with the config's depth and directory limits."""
     return scan(
-        plan.roots, max_depth=config.discovery.max_depth, max_dirs=config.discovery.max_dirs
+        plan.roots,
+        max_depth=config.discovery.max_depth,
+        max_dirs=config.discovery.max_dirs,
+        stat_files=stat_files,
     )

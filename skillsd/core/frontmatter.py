@@ -15,7 +15,8 @@ import re
 from typing import Any, NamedTuple
 
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import BaseResolver
 
 from skillsd.core import limits
 
@@ -193,6 +194,9 @@ def _fast_value(raw: str) -> str | None:
 
 
 def _fast_load(text: str) -> dict[str, Any] | None:
+    if "\r" in text:
+        # YAML reads a CRLF line break as LF; a lone CR is still declined below.
+        text = text.replace("\r\n", "\n")
     if _FAST_UNSAFE_CHAR.search(text) is not None:
         return None
     result: dict[str, Any] = {}
@@ -332,10 +336,24 @@ def _check_depth(text: str) -> None:
         loader.dispose()
 
 
+# Every node keeps its kind's default tag; _Builder ignores tags, so BaseResolver's lookups of
+# implicit resolvers (there are none) and path resolvers are skipped for each node.
+_DEFAULT_TAGS = {
+    ScalarNode: BaseResolver.DEFAULT_SCALAR_TAG,
+    SequenceNode: BaseResolver.DEFAULT_SEQUENCE_TAG,
+    MappingNode: BaseResolver.DEFAULT_MAPPING_TAG,
+}
+
+
+def _default_tag(kind: type[Node], value: object, implicit: object) -> str:
+    return _DEFAULT_TAGS[kind]
+
+
 def _compose(text: str) -> Node | None:
     if len(text) > limits.YAML_UNSCANNED_CHARS:
         _check_depth(text)
     loader = _Loader(text)
+    loader.resolve = _default_tag
     try:
         node: Node | None = loader.get_single_node()
     except yaml.YAMLError as exc:

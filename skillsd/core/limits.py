@@ -69,3 +69,5 @@ YAML_UNSCANNED_CHARS = 4096
 MAX_READ_BYTES = 8 * 1024 * 1024
 #: Prompt budget: descriptions are never shortened below this many characters (then dropped).
 PROMPT_MIN_DESCRIPTION_CHARS = 24
+#: Largest agent definition file read (``.agents/agents/*.md``).
+MAX_AGENT_FILE_BYTES = 1024 * 1024

@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Literal
 
 from skillsd.core.errors import SkillsdError
 from skillsd_protocol import SkillMetadata
@@ -29,8 +30,8 @@ class Session:
     #: rule -> how many loaded skills grant it; skill path -> the rules it granted.
     _grant_counts: Counter[str] = field(default_factory=Counter)
     _granted_by: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
-    #: rules remembered for this session with ``permissions.remember {persist: "session"}``.
-    remembered: dict[str, str] = field(default_factory=dict)
+    #: canonical rule -> decision remembered with ``permissions.remember {persist: "session"}``.
+    remembered: dict[str, Literal["allow", "deny"]] = field(default_factory=dict)
 
     def is_current(self, skill: SkillMetadata) -> bool:
         """True when this exact version of the skill was already sent in this session."""
@@ -68,6 +69,14 @@ class Session:
             for rule in rules:
                 out.setdefault(rule, []).append(name)
         return out
+
+    def close(self) -> list[str]:
+        """End the session: forget what it loaded and remembered; returns the revoked rules."""
+        revoked = sorted({r for path in list(self._granted_by) for r in self._release(path)})
+        self.loaded.clear()
+        self.remembered.clear()
+        self.enabled_overrides.clear()
+        return revoked
 
     def info(self) -> SessionInfo:
         return SessionInfo(
@@ -113,9 +122,11 @@ class SessionStore:
                 sessionId=session_id,
             ) from None
 
-    def close(self, session_id: str) -> None:
-        self.get(session_id)
+    def close(self, session_id: str) -> list[str]:
+        """Close a session; its grants are revoked (returned) and its memory dropped."""
+        revoked = self.get(session_id).close()
         del self._sessions[session_id]
+        return revoked
 
     def __len__(self) -> int:
         return len(self._sessions)

@@ -4,12 +4,22 @@ Structs. ``tools.call`` reuses the same operations and turns failures into model
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable
 from functools import partial
 
 import msgspec
 
+from skillsd.core.agents import (
+    ResolvedSkill,
+    agent_dirs,
+    check_references,
+    discover_agents,
+    find_agent,
+    render_agent,
+    resolve_agent_skills,
+)
 from skillsd.core.catalog import Catalog, build_catalog
 from skillsd.core.catalog_prompt import render_active_skills, render_catalog
 from skillsd.core.config import Config, DiscoveryConfig
@@ -24,13 +34,24 @@ from skillsd.core.model_tools import (
     search_text,
     tool_definitions,
 )
-from skillsd.core.resources import read_resource, read_skill_file_content
+from skillsd.core.permissions import SKILL_LOAD, RuleError, parse_rule, skill_load_rule
+from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
+from skillsd.core.sessions import Session
 from skillsd.core.skillfile import read_skill_file
-from skillsd.daemon.endpoint import InvalidParams, RequestContext, Router
+from skillsd.daemon.endpoint import InternalError, InvalidParams, RequestContext, Router
 from skillsd.daemon.services import Services, View
-from skillsd_protocol import SkillMetadata
+from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.messages import (
+    AgentDefinition,
+    AgentLoadError,
+    AgentsGetParams,
+    AgentsGetResult,
+    AgentsListParams,
+    AgentsListResult,
     CatalogInfo,
+    CheckParams,
+    CheckResult,
+    Decision,
     Empty,
     InspectParams,
     InspectResult,
@@ -40,11 +61,13 @@ from skillsd_protocol.messages import (
     LoadResult,
     MentionsParams,
     MentionsResult,
+    PermissionPrompt,
     PromptParams,
     PromptResult,
     ReadFileParams,
     ReadFileResult,
     RefParams,
+    RememberParams,
     SearchParams,
     SearchResult,
     SessionCloseParams,
@@ -52,6 +75,8 @@ from skillsd_protocol.messages import (
     SessionCompactedResult,
     SessionOpenParams,
     SessionOpenResult,
+    SetEnabledParams,
+    SetEnabledResult,
     ToolsCallParams,
     ToolsCallResult,
     ToolsListParams,
@@ -118,8 +143,14 @@ async def _list(svc: Services, params: ListParams, ctx: RequestContext) -> ListR
         generation=catalog.generation,
         skills=skills,
         errors=catalog.errors,
-        diagnostics=catalog.diagnostics,
+        diagnostics=_with_state_problem(svc, catalog.diagnostics),
     )
+
+
+def _with_state_problem(svc: Services, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """A catalog's scan diagnostics plus the state file's problem, if it has one."""
+    problem = svc.state.problem
+    return diagnostics if problem is None else [*diagnostics, problem]
 
 
 async def _search(svc: Services, params: SearchParams, ctx: RequestContext) -> SearchResult:
@@ -141,7 +172,33 @@ async def _search(svc: Services, params: SearchParams, ctx: RequestContext) -> S
 async def _load(svc: Services, params: LoadParams, ctx: RequestContext) -> LoadResult:
     view = await _view(svc, ctx, params)
     skill = _resolve(view.catalog, params, "skills.load")
+    _gate_load(svc, view, skill)
     return load_skill(view.session, skill, force=params.force, format=params.format or "codelia")
+
+
+def _gate_load(svc: Services, view: View, skill: SkillMetadata) -> None:
+    """SPEC 7: loading is the tool ``skill_load`` with the skill's name as input."""
+    check = svc.check(view.catalog.config, view.session, SKILL_LOAD, skill.name)
+    if check.decision == "allow":
+        return
+    if check.decision == "deny":
+        why = f"the {check.layer} rule {check.rule!r}" if check.rule else "the default action"
+        raise SkillsdError(
+            "permission_denied",
+            f"loading skill {skill.name!r} is denied by {why}",
+            skill=skill.name,
+            layer=check.layer,
+            rule=check.rule or skill_load_rule(skill.name),
+        )
+    rule = skill_load_rule(skill.name)
+    raise SkillsdError(
+        "permission_required",
+        f"loading skill {skill.name!r} needs the user's approval: ask them, then call "
+        f"permissions.remember with rule {rule!r}",
+        skill=skill.name,
+        layer=check.layer,
+        rule=rule,
+    )
 
 
 async def _unload(svc: Services, params: UnloadParams, ctx: RequestContext) -> UnloadResult:
@@ -228,7 +285,7 @@ async def _session_open(
 
 
 async def _session_close(svc: Services, params: SessionCloseParams, ctx: RequestContext) -> Empty:
-    svc.sessions.close(params.session_id)
+    svc.sessions.close(params.session_id)  # revokes its grants, drops its memory
     return Empty()
 
 
@@ -249,7 +306,7 @@ async def _inspect(svc: Services, params: InspectParams, ctx: RequestContext) ->
         generation=catalog.generation,
         watch=view.entry.watch_info(),
         errors=catalog.errors,
-        diagnostics=catalog.diagnostics,
+        diagnostics=_with_state_problem(svc, catalog.diagnostics),
         skills=catalog.skills if params.include_skills else [],
     )
     return InspectResult(session=session.info() if session else None, skills=info)
@@ -289,6 +346,12 @@ async def _tools_call(
             return ToolsCallResult(content=search_text(result), is_error=False)
         skill = catalog.resolve(path=request.path, name=request.name)
         if request.operation == "load":
+            try:
+                _gate_load(svc, view, skill)
+            except SkillsdError as exc:
+                decision: Decision = "ask" if exc.kind == "permission_required" else "deny"
+                prompt = PermissionPrompt(decision=decision, rule=exc.data["rule"])
+                return ToolsCallResult(content=_model_error(exc), is_error=True, permission=prompt)
             loaded = load_skill(view.session, skill, force=False, format="codelia")
             return ToolsCallResult(content=loaded.content, is_error=False)
         window = read_resource(skill.dir, request.file or "")
@@ -309,7 +372,132 @@ def _model_error(exc: SkillsdError) -> str:
         text += f". Several skills have that name; pass `path` instead, one of: {paths}"
     if exc.kind == "session_not_found":
         text += " (the host must open a session before passing its id)"
+    if exc.kind == "permission_required":
+        text = (
+            f"Loading skill {exc.data['skill']!r} needs the user's approval; the host will ask "
+            "them. Continue without it or try again after they answer."
+        )
+    if exc.kind == "permission_denied":
+        text += ". Do not retry; continue without this skill"
     return text
+
+
+# -- policy: permissions, enable flags ----------------------------------------------------
+
+
+async def _save(fn: Callable[..., None], *args: object, **kw: object) -> None:
+    """Run a state-file write off the loop; its failure is an internal error saying why."""
+    try:
+        await asyncio.to_thread(fn, *args, **kw)
+    except SkillsdError as exc:
+        raise InternalError(exc.message, {"kind": exc.kind, **exc.data}) from None
+
+
+async def _check(svc: Services, params: CheckParams, ctx: RequestContext) -> CheckResult:
+    if not params.tool.strip():
+        raise InvalidParams("Invalid params for permissions.check: `tool` is empty")
+    session = svc.session(params.session_id)
+    check = svc.check(svc.config_for(params.cwd, session), session, params.tool, params.input)
+    return CheckResult(
+        decision=check.decision,
+        layer=check.layer,
+        rule=check.rule,
+        granted_by=list(check.granted_by) if check.granted_by is not None else None,
+    )
+
+
+async def _remember(svc: Services, params: RememberParams, ctx: RequestContext) -> Empty:
+    session = svc.sessions.get(params.session_id)
+    try:
+        rule = parse_rule(params.rule)
+    except RuleError as exc:
+        raise InvalidParams(f"Invalid params for permissions.remember: `rule`: {exc}") from None
+    if params.persist == "always":
+        await _save(svc.state.remember, rule.key, params.decision)
+        # The newest answer wins: a session-only one for the same rule would now contradict it.
+        session.remembered.pop(rule.key, None)
+    else:
+        session.remembered[rule.key] = params.decision
+    return Empty()
+
+
+async def _set_enabled(
+    svc: Services, params: SetEnabledParams, ctx: RequestContext
+) -> SetEnabledResult:
+    if params.persist == "session" and params.session_id is None:
+        raise InvalidParams(
+            'Invalid params for skills.setEnabled: `sessionId` is required with persist "session"'
+        )
+    view = await _view(svc, ctx, params)
+    skill = _resolve(view.catalog, params, "skills.setEnabled", include_disabled=True)
+    session: Session | None = view.session
+    if params.persist == "session":
+        assert session is not None
+        session.enabled_overrides[skill.id] = params.enabled
+    else:
+        real = view.catalog.real_path_of[skill.id]
+        aliases = (skill.id, skill.path, skill.dir, os.path.dirname(real))
+        await _save(svc.state.set_enabled, aliases, params.enabled, key=real)
+        svc.catalogs.invalidate_disabled()
+        if session is not None:
+            # The user's newest choice also ends this session's own override of it.
+            session.enabled_overrides.pop(skill.id, None)
+    after = await _view(svc, ctx, params)
+    return SetEnabledResult(skill=after.catalog.get(skill.id) or skill)
+
+
+# -- agents -------------------------------------------------------------------------------
+
+
+async def _agents(svc: Services, view: View) -> tuple[list[AgentDefinition], list[AgentLoadError]]:
+    dirs = agent_dirs(view.cwd, view.catalog.config, home=svc.home, env=svc.env)
+    return await asyncio.to_thread(discover_agents, dirs)
+
+
+def _by_name(catalog: Catalog) -> Callable[[str], SkillMetadata]:
+    return lambda name: catalog.resolve(name=name)
+
+
+async def _agents_list(
+    svc: Services, params: AgentsListParams, ctx: RequestContext
+) -> AgentsListResult:
+    view = await _view(svc, ctx, params)
+    agents, errors = await _agents(svc, view)
+    errors += check_references(agents, _by_name(view.catalog))
+    return AgentsListResult(agents=agents, errors=errors)
+
+
+async def _agents_get(
+    svc: Services, params: AgentsGetParams, ctx: RequestContext
+) -> AgentsGetResult:
+    view = await _view(svc, ctx, params)
+    agents, _errors = await _agents(svc, view)
+    agent = find_agent(agents, params.name)
+    skills = resolve_agent_skills(agent, _by_name(view.catalog))
+    prompt = None
+    if params.render:
+        for skill in skills:
+            # The agent file is the user's own configuration (no approval to ask for), but a
+            # deny rule on one of its skills still holds.
+            check = svc.check(view.catalog.config, None, SKILL_LOAD, skill.name)
+            if check.decision == "deny":
+                raise SkillsdError(
+                    "permission_denied",
+                    f"agent {agent.name!r} uses skill {skill.name!r}, whose loading is denied "
+                    f"by the {check.layer} rule {check.rule!r}",
+                    agent=agent.name,
+                    skill=skill.name,
+                    layer=check.layer,
+                    rule=check.rule or skill_load_rule(skill.name),
+                )
+        resolved = await asyncio.to_thread(
+            lambda: [
+                ResolvedSkill(s, read_skill_file_content(s.path).body, list_skill_files(s.dir))
+                for s in skills
+            ]
+        )
+        prompt = render_agent(agent, resolved)
+    return AgentsGetResult(agent=agent, skills=skills, prompt=prompt)
 
 
 _ASYNC: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
@@ -325,6 +513,11 @@ _ASYNC: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "session.compacted": _session_compacted,
     "context.inspect": _inspect,
     "tools.call": _tools_call,
+    "permissions.check": _check,
+    "permissions.remember": _remember,
+    "skills.setEnabled": _set_enabled,
+    "agents.list": _agents_list,
+    "agents.get": _agents_get,
 }
 
 __all__ = ["register"]

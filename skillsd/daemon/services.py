@@ -11,8 +11,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from skillsd.core.catalog import Catalog
+from skillsd.core.config import Config, PermissionsConfig
+from skillsd.core.permissions import Check, Policy, evaluate
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
+from skillsd.core.state import StateStore, default_state_path
 from skillsd.daemon.catalog_cache import CachedCatalog, CatalogCache, Listener
 
 
@@ -35,22 +38,78 @@ class Services:
 
     cwd: str
     catalogs: CatalogCache
+    #: The user's persistent state: disabled skills, ``always`` permission decisions.
+    state: StateStore
+    home: str
+    env: Mapping[str, str]
     sessions: SessionStore = field(default_factory=SessionStore)
     #: The search index of each cache entry's current base catalog.
     _indexes: dict[int, tuple[Catalog, SearchIndex]] = field(default_factory=dict)
+    _policies: dict[PermissionsConfig, Policy] = field(default_factory=dict)
+    #: The disabled set the catalogs were last built with (to notice another daemon's writes).
+    _disabled_seen: frozenset[str] | None = None
 
     @classmethod
     def create(
-        cls, *, cwd: str | None = None, env: Mapping[str, str] | None = None, watch: bool = True
+        cls,
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        watch: bool = True,
+        state_path: str | None = None,
     ) -> Services:
-        catalogs = CatalogCache(
-            env=os.environ if env is None else env, home=os.path.expanduser("~"), watch=watch
+        env = os.environ if env is None else env
+        home = os.path.expanduser("~")
+        state = StateStore(state_path or default_state_path())
+        catalogs = CatalogCache(env=env, home=home, watch=watch, disabled=state.disabled)
+        return cls(
+            cwd=os.getcwd() if cwd is None else cwd,
+            catalogs=catalogs,
+            state=state,
+            home=home,
+            env=env,
         )
-        return cls(cwd=os.getcwd() if cwd is None else cwd, catalogs=catalogs)
 
     def session(self, session_id: str | None) -> Session | None:
         """The open session named, or None; an unknown id is ``session_not_found``."""
         return None if session_id is None else self.sessions.get(session_id)
+
+    def request_cwd(self, cwd: str | None, session: Session | None) -> str:
+        """A request's cwd: the param (relative to the daemon's), else the session's, else the
+        daemon's."""
+        if cwd is not None:
+            return os.path.join(self.cwd, cwd)
+        return session.cwd if session is not None else self.cwd
+
+    def config_for(self, cwd: str | None, session: Session | None) -> Config:
+        """The effective config of a request's cwd (re-read when a config file changed)."""
+        real = os.path.realpath(self.request_cwd(cwd, session))
+        return self.catalogs.configs.for_cwd(real)[0]
+
+    def check(self, config: Config, session: Session | None, tool: str, input: str | None) -> Check:
+        """The six-layer decision for one call, with the session's memory and grants."""
+        policy = self._policies.get(config.permissions)
+        if policy is None:
+            policy = self._policies[config.permissions] = Policy.from_config(config.permissions)
+        return evaluate(
+            policy,
+            tool,
+            input,
+            session_memory=session.remembered if session is not None else None,
+            always=self.state.always(),
+            grants=session.grants() if session is not None else None,
+        )
+
+    def sync_state(self) -> None:
+        """Pick up a state file another daemon (or the user) changed: catalogs re-derive their
+        enabled flags when the disabled set differs from the one they were built with."""
+        if not self.state.changed() and self._disabled_seen is not None:
+            return
+        disabled = self.state.disabled()
+        if disabled != self._disabled_seen:
+            if self._disabled_seen is not None:
+                self.catalogs.invalidate_disabled()
+            self._disabled_seen = disabled
 
     async def view(
         self,
@@ -65,8 +124,8 @@ class Services:
         """The catalog for a request: cwd (param > session > daemon), all extra roots, and the
         session's enable overrides applied."""
         session = self.session(session_id)
-        base = session.cwd if session is not None and cwd is None else self.cwd
-        real_cwd = os.path.join(self.cwd, cwd) if cwd is not None else base
+        real_cwd = self.request_cwd(cwd, session)
+        self.sync_state()
         roots = [*connection_roots, *(session.extra_roots if session else ()), *extra_roots]
         catalog, entry = await self.catalogs.get(
             real_cwd, tuple(dict.fromkeys(roots)), force=force, listener=listener

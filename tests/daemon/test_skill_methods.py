@@ -62,6 +62,9 @@ _NO_CWD = {"session.close", "session.compacted", "tools.list", "skills.validate"
 
 @pytest.fixture
 def tree(tmp_path: Path) -> dict[str, Path]:
+    # A host that wants silent loads ships this (SPEC 7); the default, `ask`, is proven in
+    # tests/daemon/test_policy_methods.py.
+    (tmp_path / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
     return make_project(tmp_path)
 
 

@@ -208,9 +208,10 @@ def connect_as(uid: int, path: Path) -> bytes:
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
                 sock.settimeout(h.TIMEOUT)
                 sock.connect(os.fspath(path))
-                sock.sendall(h.request(1, "ping"))
-                # A refused peer sees EOF or, with its request unread, a reset.
-                with contextlib.suppress(ConnectionResetError):
+                # A refused peer sees EOF, a reset (its request unread) or, when the daemon
+                # closed before the request went out, a broken pipe.
+                with contextlib.suppress(ConnectionResetError, BrokenPipeError):
+                    sock.sendall(h.request(1, "ping"))
                     while chunk := sock.recv(4096):
                         os.write(write_end, chunk)
             status = 0

@@ -1,0 +1,319 @@
+"""``skillsd doctor [--cwd DIR] [--extra-root DIR] [--json]``: what skillsd sees here, and why.
+
+Config files in effect, every root with its counts, whether file watching works for those roots,
+the state file, the permission policy, agents, then every error and warning. It works without a
+daemon and exits 0 whenever it could report, broken skills and bad config files included (a bad
+config is reported, and the rest is shown with the defaults).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Literal
+
+import msgspec
+
+from skillsd.core.agents import agent_dirs, check_references, discover_agents
+from skillsd.core.catalog import Catalog, build_catalog
+from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, user_config_path
+from skillsd.core.discovery import compute_roots, find_repo_root, nearest_existing_ancestor
+from skillsd.core.effective_config import ConfigSource
+from skillsd.core.errors import SkillsdError
+from skillsd.core.state import StateStore, default_state_path
+from skillsd.daemon.watcher import Subscription, WatchService, WatchTarget
+from skillsd_protocol import Diagnostic, Scope, SkillLoadError
+from skillsd_protocol.messages import AgentLoadError
+
+_INOTIFY_MAX_WATCHES = "/proc/sys/fs/inotify/max_user_watches"
+
+
+class _Out(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
+    pass
+
+
+class ConfigFile(_Out, kw_only=True):
+    path: str
+    exists: bool
+    in_effect: bool
+
+
+class RootReport(_Out, kw_only=True):
+    path: str
+    scope: Scope
+    exists: bool
+    skills: int
+    errors: int
+
+
+class WatchReport(_Out, kw_only=True):
+    mode: Literal["watching", "stat"]
+    directories: list[str]
+    reason: str | None = None
+    max_user_watches: int | None = None
+
+
+class StateReport(_Out, kw_only=True):
+    path: str
+    exists: bool
+    disabled: int
+    remembered: int
+
+
+class PermissionsReport(_Out, kw_only=True):
+    default_action: str
+    final_deny: list[str]
+    override: list[str]
+    deny: list[str]
+    allow: list[str]
+
+
+class AgentsReport(_Out, kw_only=True):
+    directories: list[str]
+    names: list[str]
+
+
+class SkillCounts(_Out, kw_only=True):
+    total: int
+    enabled: int
+    invalid: int
+
+
+class DoctorReport(_Out, kw_only=True):
+    """Everything ``doctor`` found; ``errors`` and ``warnings`` gather problems of every kind."""
+
+    cwd: str
+    repo_root: str
+    config: list[ConfigFile]
+    roots: list[RootReport]
+    skills: SkillCounts
+    watch: WatchReport
+    state: StateReport
+    permissions: PermissionsReport
+    agents: AgentsReport
+    errors: list[Diagnostic]
+    warnings: list[Diagnostic]
+    invalid_skills: list[SkillLoadError]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``doctor`` subcommand."""
+    p = subparsers.add_parser(
+        "doctor", help="report roots, config, watcher, state and every problem found"
+    )
+    p.add_argument("--cwd", help="working directory to diagnose (default: .)")
+    p.add_argument("--extra-root", action="append", default=[], metavar="DIR")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    cwd = os.path.realpath(args.cwd or os.getcwd())
+    if not os.path.isdir(cwd):
+        print(f"skillsd doctor: --cwd {args.cwd}: not a directory", file=sys.stderr)
+        return 2
+    report = diagnose(
+        cwd,
+        env=os.environ,
+        home=os.path.expanduser("~"),
+        extra_roots=args.extra_root,
+        state_path=default_state_path(),
+    )
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(report) + b"\n")
+    else:
+        print(render(report))
+    return 0
+
+
+def _diag(severity: Literal["error", "warning"], code: str, message: str, path: str) -> Diagnostic:
+    return Diagnostic(severity=severity, code=code, message=message, path=path)
+
+
+def diagnose(
+    cwd: str,
+    *,
+    env: Any,
+    home: str,
+    extra_roots: list[str],
+    state_path: str,
+) -> DoctorReport:
+    """Build the report for ``cwd`` (no output; the CLI renders it)."""
+    errors: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
+
+    config, files = _config(cwd, env, errors)
+    state = StateStore(state_path)
+    if state.problem is not None:
+        errors.append(state.problem)
+    plan = compute_roots(cwd, config, home=home, env=env, client_extra_roots=extra_roots)
+    catalog = build_catalog(plan, config, disabled=state.disabled())
+
+    for diag in catalog.diagnostics:
+        (errors if diag.severity == "error" else warnings).append(diag)
+    for skill in catalog.skills:
+        warnings.extend(
+            msgspec.structs.replace(d, path=d.path or skill.path)
+            for d in skill.diagnostics
+            if d.severity == "warning"
+        )
+    for load_error in catalog.errors:
+        errors.append(_diag("error", "skill.invalid", load_error.message, load_error.path))
+
+    dirs = agent_dirs(cwd, config, home=home, env=env)
+    agents, agent_errors = discover_agents(dirs)
+    agent_errors += check_references(agents, lambda name: catalog.resolve(name=name))
+    errors.extend(_agent_problem(e) for e in agent_errors)
+
+    data = state.read()
+    perms = config.permissions
+    return DoctorReport(
+        cwd=cwd,
+        repo_root=catalog.root,
+        config=files,
+        roots=_roots(catalog),
+        skills=SkillCounts(
+            total=len(catalog.skills),
+            enabled=sum(s.enabled for s in catalog.skills),
+            invalid=len(catalog.errors),
+        ),
+        watch=_watch(catalog),
+        state=StateReport(
+            path=state_path,
+            exists=os.path.exists(state_path),
+            disabled=len(data.disabled),
+            remembered=len(data.permissions),
+        ),
+        permissions=PermissionsReport(
+            default_action=perms.default_action,
+            final_deny=list(perms.final_deny),
+            override=list(perms.override),
+            deny=list(perms.deny),
+            allow=list(perms.allow),
+        ),
+        agents=AgentsReport(directories=dirs, names=[a.name for a in agents]),
+        errors=errors,
+        warnings=warnings,
+        invalid_skills=catalog.errors,
+    )
+
+
+def _config(cwd: str, env: Any, errors: list[Diagnostic]) -> tuple[Config, list[ConfigFile]]:
+    source = ConfigSource(env)
+    user = user_config_path(env)
+    try:
+        config, sources, repo_root = source.for_cwd(cwd)
+    except SkillsdError as exc:
+        errors.append(_diag("error", "config.invalid", exc.message, exc.data.get("path", user)))
+        config, sources = DEFAULT_CONFIG, []
+        repo_root = find_repo_root(cwd, DEFAULT_CONFIG.discovery.markers, env)
+    paths = [user, project_config_path(repo_root)]
+    files = [ConfigFile(path=p, exists=os.path.exists(p), in_effect=p in sources) for p in paths]
+    return config, files
+
+
+def _agent_problem(error: AgentLoadError) -> Diagnostic:
+    return _diag("error", "agent.invalid", error.message, error.path)
+
+
+def _roots(catalog: Catalog) -> list[RootReport]:
+    reports = []
+    for root in catalog.roots:
+        prefix = root.path.rstrip(os.sep) + os.sep
+        reports.append(
+            RootReport(
+                path=root.path,
+                scope=root.scope,
+                exists=os.path.exists(root.path),
+                skills=sum(s.root == root.path for s in catalog.skills),
+                errors=sum(
+                    e.path == root.path or e.path.startswith(prefix) for e in catalog.errors
+                ),
+            )
+        )
+    return reports
+
+
+def _watch(catalog: Catalog) -> WatchReport:
+    """Try to watch what the daemon would watch: existing roots, and for missing ones their
+    nearest existing ancestor (so a new ``.agents/skills`` would be noticed)."""
+    targets: set[WatchTarget] = set()
+    for root in catalog.roots:
+        if os.path.isdir(root.path):
+            targets.add((root.path, True))
+        else:
+            targets.add((nearest_existing_ancestor(root.path), False))
+    service = WatchService()
+    sub = Subscription(on_event=lambda _paths: None)
+    try:
+        service.update(sub, targets)
+    finally:
+        service.cancel(sub)
+        service.close()
+    return WatchReport(
+        mode="stat" if sub.failure else "watching",
+        directories=sorted(p for p, _ in targets),
+        reason=sub.failure,
+        max_user_watches=_max_user_watches(),
+    )
+
+
+def _max_user_watches() -> int | None:
+    try:
+        with open(_INOTIFY_MAX_WATCHES, encoding="ascii") as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def render(report: DoctorReport) -> str:
+    """The human form of the report."""
+    lines = [f"skillsd doctor: {report.cwd}", f"repository root: {report.repo_root}", ""]
+    lines.append("config files:")
+    for f in report.config:
+        status = "in effect" if f.in_effect else ("present, not used" if f.exists else "absent")
+        lines.append(f"  {f.path}  ({status})")
+    lines.append("")
+    lines.append("roots:")
+    width = max((len(r.path) for r in report.roots), default=0)
+    for r in report.roots:
+        if not r.exists:
+            detail = "missing"
+        else:
+            detail = f"{r.skills} skill(s)" + (f", {r.errors} invalid" if r.errors else "")
+        lines.append(f"  {r.scope:<5}  {r.path:<{width}}  {detail}")
+    lines.append("")
+    w = report.watch
+    count = len(w.directories)
+    watch = f"watcher: {w.mode}, {count} {'directory' if count == 1 else 'directories'}"
+    if w.reason:
+        watch += f" - {w.reason}; catalogs are stat-validated on every request"
+    if w.max_user_watches is not None:
+        watch += f" (inotify max_user_watches {w.max_user_watches})"
+    lines.append(watch)
+    s = report.state
+    lines.append(
+        f"state: {s.path} ("
+        + (f"{s.disabled} disabled, {s.remembered} remembered" if s.exists else "absent")
+        + ")"
+    )
+    p = report.permissions
+    lines.append(
+        f"permissions: defaultAction {p.default_action}; finalDeny {len(p.final_deny)}, "
+        f"override {len(p.override)}, deny {len(p.deny)}, allow {len(p.allow)} rule(s)"
+    )
+    a = report.agents
+    lines.append(f"agents: {', '.join(a.names) if a.names else 'none'}")
+    for title, items in (("errors", report.errors), ("warnings", report.warnings)):
+        if items:
+            lines.append("")
+            lines.append(f"{title} ({len(items)}):")
+            lines.extend(f"  {d.path}: [{d.code}] {d.message}" for d in items)
+    k = report.skills
+    lines.append("")
+    lines.append(
+        f"summary: {k.total} skill(s) ({k.enabled} enabled), {k.invalid} invalid, "
+        f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+    )
+    return "\n".join(lines)

@@ -1,0 +1,264 @@
+"""The user's persistent state: disabled skills and ``always`` permission decisions (SPEC 8).
+
+One JSON file, ``state.json`` in ``platformdirs.user_state_dir("skillsd")`` (``$XDG_STATE_HOME``
+is honoured there). Every change is a read-modify-write under an ``flock`` (several daemons may
+share the file) that ends in an atomic replace: write a temp file in the same directory, fsync
+it, rename it over the old file, fsync the directory. A failed write leaves the previous file
+untouched and raises a clear error. A file that cannot be read or parsed is never overwritten:
+readers see empty state plus a diagnostic, writers get an error telling the user to fix it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import secrets
+from collections.abc import Callable, Collection, Iterator
+from typing import IO, Literal
+
+import msgspec
+import platformdirs
+
+from skillsd.core.errors import SkillsdError
+from skillsd_protocol import Diagnostic
+
+__all__ = [
+    "STATE_FILE",
+    "STATE_VERSION",
+    "OpenTemp",
+    "StateData",
+    "StateStore",
+    "atomic_write",
+    "default_state_path",
+]
+
+STATE_FILE = "state.json"
+STATE_VERSION = 1
+
+Remembered = Literal["allow", "deny"]
+#: Opens a new temp file for writing (``atomic_write``'s seam for fault-injection tests).
+OpenTemp = Callable[[str], IO[bytes]]
+
+
+class StateData(msgspec.Struct, kw_only=True):
+    """The file's content. ``disabled`` holds real ``SKILL.md`` paths (ids and skill dirs are
+    understood too, for hand-edited files); ``permissions`` maps canonical rules to decisions."""
+
+    version: int = STATE_VERSION
+    disabled: list[str] = msgspec.field(default_factory=list)
+    permissions: dict[str, Remembered] = msgspec.field(default_factory=dict)
+
+
+def default_state_path() -> str:
+    """``state.json`` in the platform's per-user state directory."""
+    return os.path.join(platformdirs.user_state_dir("skillsd"), STATE_FILE)
+
+
+def _open_exclusive(path: str) -> IO[bytes]:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    return os.fdopen(fd, "wb")
+
+
+def _make_dir(directory: str) -> None:
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except FileExistsError:
+        # makedirs' own message ("File exists") hides that a file sits where the dir should be.
+        raise NotADirectoryError(errno.ENOTDIR, f"{directory} is not a directory") from None
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def atomic_write(path: str, data: bytes, *, open_temp: OpenTemp = _open_exclusive) -> None:
+    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix.
+
+    Raises ``SkillsdError("state_write_failed")`` naming the file and the reason; then the
+    temp file is gone and ``path`` is exactly as it was.
+    """
+    directory = os.path.dirname(path) or "."
+    temp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    try:
+        _make_dir(directory)
+        with open_temp(temp) as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(temp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise SkillsdError(
+            "state_write_failed",
+            f"{path}: could not save state: {_reason(exc)}; the previous state is unchanged",
+            path=path,
+        ) from None
+    # The rename is durable only once the directory entry is; some filesystems cannot fsync a
+    # directory, and by now the new state is in place either way.
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+_Signature = tuple[int, int, int] | None
+
+
+def _signature(path: str) -> _Signature:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+class StateStore:
+    """The state file of one user, re-read only when its stat changed (another daemon wrote).
+
+    Writes block on the file lock (which also serialises writers within one process), so the
+    daemon runs them off its event loop. The cache is replaced whole, never mutated, so a
+    reader on another thread sees either the old state or the new.
+    """
+
+    def __init__(self, path: str, *, open_temp: OpenTemp = _open_exclusive) -> None:
+        self.path = path
+        self._open_temp = open_temp
+        self._cached: tuple[_Signature, StateData, Diagnostic | None] | None = None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def read(self) -> StateData:
+        """The current state (empty when the file is missing or unreadable)."""
+        return self._current()[0]
+
+    @property
+    def problem(self) -> Diagnostic | None:
+        """Why the file cannot be used, or None when it is fine (or absent)."""
+        return self._current()[1]
+
+    def changed(self) -> bool:
+        """True when the file changed since it was last read here."""
+        return self._cached is None or self._cached[0] != _signature(self.path)
+
+    def disabled(self) -> frozenset[str]:
+        """What the user disabled (real ``SKILL.md`` paths, ids or skill dirs)."""
+        return frozenset(self.read().disabled)
+
+    def always(self) -> dict[str, Remembered]:
+        """Decisions remembered with ``persist: "always"`` (canonical rule -> decision)."""
+        return dict(self.read().permissions)
+
+    def _current(self) -> tuple[StateData, Diagnostic | None]:
+        cached = self._cached
+        signature = _signature(self.path)
+        if cached is None or cached[0] != signature:
+            cached = (signature, *self._load())
+            self._cached = cached
+        return cached[1], cached[2]
+
+    def _load(self) -> tuple[StateData, Diagnostic | None]:
+        try:
+            with open(self.path, "rb") as fh:
+                raw = fh.read()
+        except FileNotFoundError:
+            return StateData(), None
+        except OSError as exc:
+            return StateData(), self._diagnostic(f"cannot read the state file: {_reason(exc)}")
+        try:
+            data = msgspec.json.decode(raw, type=StateData)
+        except msgspec.DecodeError as exc:
+            return StateData(), self._diagnostic(f"the state file is not valid: {exc}")
+        if data.version != STATE_VERSION:
+            return StateData(), self._diagnostic(
+                f"the state file has version {data.version}; this skillsd reads version "
+                f"{STATE_VERSION}"
+            )
+        return data, None
+
+    def _diagnostic(self, message: str) -> Diagnostic:
+        return Diagnostic(
+            severity="error",
+            code="state.unreadable",
+            message=f"{message}. Enable flags and remembered permissions from it are not "
+            "applied, and skillsd will not overwrite it: fix or remove the file",
+            path=self.path,
+        )
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def set_enabled(self, aliases: Collection[str], enabled: bool, *, key: str) -> None:
+        """Enable or disable one skill. ``key`` is what gets recorded (its real ``SKILL.md``
+        path); enabling also removes any ``aliases`` (id, dir) a hand-edited file may use."""
+
+        def change(data: StateData) -> None:
+            gone = {key, *aliases}
+            data.disabled = [d for d in data.disabled if d not in gone]
+            if not enabled:
+                data.disabled.append(key)
+
+        self._update(change)
+
+    def remember(self, rule_key: str, decision: Remembered) -> None:
+        """Persist a decision for a canonical rule (replacing an earlier one for that rule)."""
+
+        def change(data: StateData) -> None:
+            data.permissions[rule_key] = decision
+
+        self._update(change)
+
+    def _update(self, change: Callable[[StateData], None]) -> None:
+        with self._locked_file():
+            # Decide from the file as it is now, not the cache: another daemon may have written.
+            self._cached = None
+            data, problem = self._current()
+            if problem is not None:
+                raise SkillsdError(
+                    "state_unreadable",
+                    f"{self.path}: {problem.message}",
+                    path=self.path,
+                )
+            # A copy: the cached state must stay as on disk if the write fails.
+            data = StateData(
+                version=data.version,
+                disabled=list(data.disabled),
+                permissions=dict(data.permissions),
+            )
+            change(data)
+            encoded = msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"
+            self._remove_stale_temps()
+            atomic_write(self.path, encoded, open_temp=self._open_temp)
+            self._cached = (_signature(self.path), data, None)
+
+    @contextlib.contextmanager
+    def _locked_file(self) -> Iterator[None]:
+        directory = os.path.dirname(self.path) or "."
+        try:
+            _make_dir(directory)
+            fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise SkillsdError(
+                "state_write_failed",
+                f"{self.path}: could not save state: {_reason(exc)}; the previous state is "
+                "unchanged",
+                path=self.path,
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _remove_stale_temps(self) -> None:
+        # Writers hold the lock while a temp file exists, so any left now is from a crash.
+        directory = os.path.dirname(self.path) or "."
+        prefix = f".{os.path.basename(self.path)}."
+        with contextlib.suppress(OSError):
+            for name in os.listdir(directory):
+                if name.startswith(prefix) and name.endswith(".tmp"):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(directory, name))
