@@ -17,6 +17,9 @@ ErrorKind = Literal[
     "session_not_found",
     "agent_not_found",
     "unknown_skill_reference",
+    "invalid_config",
+    "state_unreadable",
+    "state_write_failed",
 ]
 
 
@@ -40,6 +43,9 @@ class ErrorCode(enum.IntEnum):
     SESSION_NOT_FOUND = 1009
     AGENT_NOT_FOUND = 1010
     UNKNOWN_SKILL_REFERENCE = 1011
+    INVALID_CONFIG = 1012
+    STATE_UNREADABLE = 1013
+    STATE_WRITE_FAILED = 1014
 
 
 #: The code each application error kind is sent with.
@@ -55,4 +61,9 @@ KIND_CODES: dict[str, ErrorCode] = {
     "session_not_found": ErrorCode.SESSION_NOT_FOUND,
     "agent_not_found": ErrorCode.AGENT_NOT_FOUND,
     "unknown_skill_reference": ErrorCode.UNKNOWN_SKILL_REFERENCE,
+    # Beyond SPEC 9's list: a config file that cannot be used (names file, key and reason),
+    # and a state file that cannot be read or written (the previous state is kept).
+    "invalid_config": ErrorCode.INVALID_CONFIG,
+    "state_unreadable": ErrorCode.STATE_UNREADABLE,
+    "state_write_failed": ErrorCode.STATE_WRITE_FAILED,
 }

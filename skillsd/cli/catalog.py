@@ -22,6 +22,7 @@ from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.loading import load_skill
 from skillsd.core.search import SearchIndex
+from skillsd.core.state import StateStore, default_state_path
 from skillsd_protocol.messages import ListResult
 from skillsd_protocol.schema import render_schema
 
@@ -75,7 +76,9 @@ def _catalog(args: argparse.Namespace) -> Catalog:
         raise SkillsdError("invalid_params", f"--cwd {args.cwd}: not a directory")
     config, _, _ = ConfigSource(os.environ).for_cwd(cwd)
     plan = discovery_plan(cwd, config, client_extra_roots=args.extra_root)
-    return build_catalog(plan, config)
+    # The user's enable flags, as the daemon applies them (an unreadable state file is
+    # reported by `skillsd doctor`; here it just means nothing is disabled).
+    return build_catalog(plan, config, disabled=StateStore(default_state_path()).disabled())
 
 
 def _emit_json(value: Any) -> int:

@@ -38,7 +38,7 @@ from skillsd.core.permissions import SKILL_LOAD, RuleError, parse_rule, skill_lo
 from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
 from skillsd.core.sessions import Session
 from skillsd.core.skillfile import read_skill_file
-from skillsd.daemon.endpoint import InternalError, InvalidParams, RequestContext, Router
+from skillsd.daemon.endpoint import InvalidParams, RequestContext, Router
 from skillsd.daemon.services import Services, View
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.messages import (
@@ -386,11 +386,8 @@ def _model_error(exc: SkillsdError) -> str:
 
 
 async def _save(fn: Callable[..., None], *args: object, **kw: object) -> None:
-    """Run a state-file write off the loop; its failure is an internal error saying why."""
-    try:
-        await asyncio.to_thread(fn, *args, **kw)
-    except SkillsdError as exc:
-        raise InternalError(exc.message, {"kind": exc.kind, **exc.data}) from None
+    """Run a state-file write off the loop (a failure is ``state_write_failed``, old state kept)."""
+    await asyncio.to_thread(fn, *args, **kw)
 
 
 async def _check(svc: Services, params: CheckParams, ctx: RequestContext) -> CheckResult:

@@ -285,7 +285,7 @@ def test_a_failed_state_write_is_a_clear_error_and_changes_nothing(
     state_dir.parent.mkdir()
     state_dir.write_text("a file where the state directory should be")
     failed = client.err("skills.setEnabled", name="pdf-forms", enabled=False)
-    assert failed["code"] == -32603 and failed["data"]["kind"] == "state_write_failed"
+    assert failed["code"] == 1014 and failed["data"]["kind"] == "state_write_failed"
     assert "could not save state" in failed["message"]
     assert f"{state_dir} is not a directory" in failed["message"]
     assert all(s["enabled"] for s in client.ok("skills.list")["skills"])
