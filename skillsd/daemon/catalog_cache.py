@@ -31,6 +31,10 @@ WatchMode = Literal["watching", "stat"]
 CacheKey = tuple[str, tuple[str, ...], Config]
 
 
+#: Reports long work to a request that asked for ``$/progress`` (message, percentage).
+Progress = Callable[[str, float | None], None]
+
+
 class Listener(Protocol):
     """A connection that wants ``skills.changed`` for the catalogs it listed."""
 
@@ -104,6 +108,7 @@ class CatalogCache:
         *,
         force: bool = False,
         listener: Listener | None = None,
+        progress: Progress | None = None,
     ) -> tuple[Catalog, CachedCatalog]:
         """The current catalog for ``cwd``; builds, refreshes or stat-validates as needed."""
         self._loop = asyncio.get_running_loop()
@@ -115,7 +120,7 @@ class CatalogCache:
             entry.pending = None
         if entry.catalog is not None and entry.mode == "watching" and not entry.dirty:
             return entry.catalog, entry
-        return await self._update(entry), entry
+        return await self._update(entry, progress), entry
 
     def forget_listener(self, listener: Listener) -> None:
         for entry in self._entries.values():
@@ -141,7 +146,7 @@ class CatalogCache:
 
     # -- building ----------------------------------------------------------------------------
 
-    async def _update(self, entry: CachedCatalog) -> Catalog:
+    async def _update(self, entry: CachedCatalog, progress: Progress | None = None) -> Catalog:
         if entry.building is not None:
             # Concurrent requests for the same cwd share one scan.
             return await asyncio.shield(entry.building)
@@ -152,6 +157,8 @@ class CatalogCache:
         entry.pending, entry.dirty = set(), False
         loop = asyncio.get_running_loop()
         entry.building = loop.create_future()
+        if progress is not None:
+            progress(f"Scanning {len(entry.plan.roots)} skill roots", 0.0)
         try:
             catalog = await asyncio.to_thread(self._build, entry, previous, pending)
             if entry.sub is None or previous is None or pending is None:
@@ -164,6 +171,8 @@ class CatalogCache:
             raise
         finally:
             entry.building = None
+        if progress is not None:
+            progress(f"{len(catalog.skills)} skills, {len(catalog.errors)} invalid", 100.0)
         if previous is not None:
             diff = diff_catalogs(previous, catalog)
             if diff:

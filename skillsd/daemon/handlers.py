@@ -102,6 +102,7 @@ async def _view(svc: Services, ctx: RequestContext, params: object, **kw: object
         cwd=getattr(params, "cwd", None),
         session_id=getattr(params, "session_id", None),
         connection_roots=ctx.connection.extra_roots,
+        progress=ctx.progress,
         **kw,  # type: ignore[arg-type]
     )
 
@@ -155,18 +156,7 @@ def _with_state_problem(svc: Services, diagnostics: list[Diagnostic]) -> list[Di
 
 async def _search(svc: Services, params: SearchParams, ctx: RequestContext) -> SearchResult:
     view = await _view(svc, ctx, params)
-    index, disabled = svc.search_index(view)
-    search = view.catalog.config.search
-    return index.search(
-        params.query,
-        limit=params.limit,
-        scope=params.scope,
-        tags=params.tags,
-        cwd=view.cwd,
-        disabled_ids=disabled,
-        default_limit=search.default_limit,
-        max_limit=search.max_limit,
-    )
+    return svc.search(view, params.query, limit=params.limit, scope=params.scope, tags=params.tags)
 
 
 async def _load(svc: Services, params: LoadParams, ctx: RequestContext) -> LoadResult:
@@ -333,16 +323,7 @@ async def _tools_call(
         if request.operation == "list":
             return ToolsCallResult(content=list_text(catalog.skills), is_error=False)
         if request.operation == "search":
-            index, disabled = svc.search_index(view)
-            result = index.search(
-                request.query or "",
-                limit=request.limit,
-                scope=request.scope,
-                cwd=view.cwd,
-                disabled_ids=disabled,
-                default_limit=catalog.config.search.default_limit,
-                max_limit=catalog.config.search.max_limit,
-            )
+            result = svc.search(view, request.query or "", limit=request.limit, scope=request.scope)
             return ToolsCallResult(content=search_text(result), is_error=False)
         skill = catalog.resolve(path=request.path, name=request.name)
         if request.operation == "load":

@@ -16,7 +16,8 @@ from skillsd.core.permissions import Check, Policy, evaluate
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
 from skillsd.core.state import StateStore, default_state_path
-from skillsd.daemon.catalog_cache import CachedCatalog, CatalogCache, Listener
+from skillsd.daemon.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
+from skillsd_protocol.messages import SearchResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,19 +121,47 @@ class Services:
         extra_roots: Iterable[str] = (),
         force: bool = False,
         listener: Listener | None = None,
+        progress: Progress | None = None,
     ) -> View:
         """The catalog for a request: cwd (param > session > daemon), all extra roots, and the
-        session's enable overrides applied."""
+        session's enable overrides applied. ``progress`` hears about a scan, if one is needed."""
         session = self.session(session_id)
         real_cwd = self.request_cwd(cwd, session)
         self.sync_state()
         roots = [*connection_roots, *(session.extra_roots if session else ()), *extra_roots]
         catalog, entry = await self.catalogs.get(
-            real_cwd, tuple(dict.fromkeys(roots)), force=force, listener=listener
+            real_cwd,
+            tuple(dict.fromkeys(roots)),
+            force=force,
+            listener=listener,
+            progress=progress,
         )
         if session is not None and session.enabled_overrides:
             catalog = catalog.with_overrides(session.enabled_overrides)
         return View(catalog, entry, session)
+
+    def search(
+        self,
+        view: View,
+        query: str,
+        *,
+        limit: int | None = None,
+        scope: str | None = None,
+        tags: list[str] | None = None,
+    ) -> SearchResult:
+        """Run a query over the view with the config's search limits."""
+        index, disabled = self.search_index(view)
+        limits = view.catalog.config.search
+        return index.search(
+            query,
+            limit=limit,
+            scope=scope,
+            tags=tags,
+            cwd=view.cwd,
+            disabled_ids=disabled,
+            default_limit=limits.default_limit,
+            max_limit=limits.max_limit,
+        )
 
     def search_index(self, view: View) -> tuple[SearchIndex, frozenset[str]]:
         """A search index for the view and the ids it must treat as disabled.

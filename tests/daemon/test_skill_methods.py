@@ -336,3 +336,16 @@ def test_skills_changed_on_atomic_save_and_new_folder(
     note = sub.wait_note("skills.changed")["params"]
     assert note["cwd"] == os.fspath(tree["sub"]) and len(note["added"]) == 1
     assert names(sub.ok("skills.list")["skills"])[0] == ("web-a11y", "repo")
+
+
+def test_progress_is_reported_for_a_cold_scan(client: Client) -> None:
+    result = client.ok("skills.list", _meta={"progressToken": "scan-1"})
+    assert len(result["skills"]) == 4
+    notes = [n for n in client.notes if n.get("method") == "$/progress"]
+    assert [n["params"]["token"] for n in notes] == ["scan-1", "scan-1"]
+    assert notes[0]["params"]["value"]["percentage"] == 0
+    assert notes[-1]["params"]["value"] == {"message": "4 skills, 1 invalid", "percentage": 100}
+    # A cached catalog needs no scan, so nothing more is reported.
+    client.notes.clear()
+    client.ok("skills.list", _meta={"progressToken": "scan-2"})
+    assert not [n for n in client.notes if n.get("method") == "$/progress"]
