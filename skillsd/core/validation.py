@@ -14,6 +14,7 @@ from typing import Any, Literal
 import msgspec
 
 from skillsd.core import limits
+from skillsd.core.permissions import rule_problem
 from skillsd_protocol import Diagnostic
 
 __all__ = [
@@ -283,6 +284,19 @@ def validate_fields(
                 "field 'allowed-tools' must be a space-separated string or a list of strings",
                 "allowed-tools",
             )
+        for rule in allowed_tools or ():
+            problem = rule_problem(rule)
+            if problem is not None:
+                # The skill stays usable; the malformed rule simply grants nothing.
+                diagnostics.append(
+                    Diagnostic(
+                        severity="warning",
+                        code="allowed_tools.bad_rule",
+                        message=f"field 'allowed-tools': {problem} (this rule grants nothing)",
+                        field="allowed-tools",
+                        path=path,
+                    )
+                )
 
     # everything else, kept verbatim
     extra: dict[str, Any] | None = None

@@ -296,3 +296,23 @@ def test_unknown_fields_kept_verbatim_with_warnings() -> None:
 def test_lenient_keeps_other_errors() -> None:
     fields, diagnostics = check({"metadata": {"a": {"b": "c"}}}, mode="lenient")
     assert fields is None and codes(diagnostics, "error") == ["metadata.invalid"]
+
+
+@pytest.mark.parametrize(
+    ("tools", "bad"),
+    [(["Read", "Bad Tool("], "Bad Tool("), ("Read Bash()", "Bash()")],
+)
+def test_malformed_allowed_tools_rule_is_a_warning_naming_it(tools: object, bad: str) -> None:
+    fields, diagnostics = validate_fields(
+        {"name": "a", "description": "d", "allowed-tools": tools},
+        path="/s/a/SKILL.md",
+        dir_name="a",
+    )
+    assert fields is not None  # still usable: the bad rule just grants nothing
+    (diag,) = diagnostics
+    assert (diag.severity, diag.code, diag.field) == (
+        "warning",
+        "allowed_tools.bad_rule",
+        "allowed-tools",
+    )
+    assert repr(bad) in diag.message and "grants nothing" in diag.message
