@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from skillsd.core.catalog import Catalog, build_catalog
+from skillsd.core.catalog import Catalog, build_catalog, list_result
 from skillsd.core.catalog_prompt import render_catalog
 from skillsd.core.discovery import discovery_plan
 from skillsd.core.effective_config import ConfigSource
@@ -23,7 +23,6 @@ from skillsd.core.errors import SkillsdError
 from skillsd.core.loading import load_skill
 from skillsd.core.search import SearchIndex
 from skillsd.core.state import StateStore, default_state_path
-from skillsd_protocol.messages import ListResult
 from skillsd_protocol.schema import render_schema
 
 _ID = re.compile(r"[0-9a-f]{24}")
@@ -108,18 +107,10 @@ def _failing(fn: Any) -> Any:
 @_failing
 def _list(args: argparse.Namespace) -> int:
     catalog = _catalog(args)
-    skills = [s for s in catalog.skills if args.scope is None or s.scope == args.scope]
+    listing = list_result(catalog, scope=args.scope)
     if args.json:
-        return _emit_json(
-            ListResult(
-                cwd=catalog.cwd,
-                root=catalog.root,
-                generation=catalog.generation,
-                skills=skills,
-                errors=catalog.errors,
-                diagnostics=catalog.diagnostics,
-            )
-        )
+        return _emit_json(listing)
+    skills = listing.skills
     width = max((len(s.name) for s in skills), default=4)
     scope = None
     for s in skills:

@@ -44,6 +44,7 @@ from skillsd.core.discovery import (
 from skillsd.core.errors import SkillsdError
 from skillsd.core.skillfile import Mode, ParsedSkillFile, read_skill_file
 from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata
+from skillsd_protocol.messages import ListResult
 
 #: How many names a ``skill_not_found`` error suggests.
 MAX_SUGGESTIONS = 5
@@ -320,7 +321,6 @@ def _gc_paused() -> Iterator[None]:
         if was_enabled:
             gc.enable()
         del _GC_PAUSE["owner"]
-
 
 
 def _load_message(diagnostics: list[Diagnostic]) -> str:
@@ -695,3 +695,24 @@ def closest_names(query: str, names: Iterable[str], limit: int = MAX_SUGGESTIONS
             scored.append((distance, name))
     scored.sort()
     return [name for _, name in scored[:limit]]
+
+
+def list_result(
+    catalog: Catalog, *, scope: str | None = None, include_disabled: bool = True
+) -> ListResult:
+    """The catalog as ``skills.list`` (and ``skillsd list --json``) report it."""
+    skills = catalog.skills
+    if scope is not None or not include_disabled:
+        skills = [
+            s
+            for s in skills
+            if (scope is None or s.scope == scope) and (include_disabled or s.enabled)
+        ]
+    return ListResult(
+        cwd=catalog.cwd,
+        root=catalog.root,
+        generation=catalog.generation,
+        skills=skills,
+        errors=catalog.errors,
+        diagnostics=catalog.diagnostics,
+    )

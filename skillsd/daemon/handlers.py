@@ -20,7 +20,7 @@ from skillsd.core.agents import (
     render_agent,
     resolve_agent_skills,
 )
-from skillsd.core.catalog import Catalog, build_catalog
+from skillsd.core.catalog import Catalog, build_catalog, list_result
 from skillsd.core.catalog_prompt import render_active_skills, render_catalog
 from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import Root, RootPlan
@@ -129,23 +129,9 @@ async def _list(svc: Services, params: ListParams, ctx: RequestContext) -> ListR
         force=params.force_reload,
         listener=ctx.connection,
     )
-    catalog = view.catalog
-    skills = catalog.skills
-    if params.scope is not None or not params.include_disabled:
-        skills = [
-            s
-            for s in skills
-            if (params.scope is None or s.scope == params.scope)
-            and (params.include_disabled or s.enabled)
-        ]
-    return ListResult(
-        cwd=catalog.cwd,
-        root=catalog.root,
-        generation=catalog.generation,
-        skills=skills,
-        errors=catalog.errors,
-        diagnostics=_with_state_problem(svc, catalog.diagnostics),
-    )
+    result = list_result(view.catalog, scope=params.scope, include_disabled=params.include_disabled)
+    result.diagnostics = _with_state_problem(svc, result.diagnostics)
+    return result
 
 
 def _with_state_problem(svc: Services, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
