@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from skillsd.core.catalog_prompt import xml_text
 from skillsd.core.errors import SkillsdError
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import Mention, MentionError
@@ -95,10 +96,6 @@ def mentions_hint(mentions: list[Mention]) -> str:
         "<skill_mentions>",
         "The user explicitly mentioned these skills. Load each one with skill_load before acting:",
     ]
-    lines += [f"- {_escape(s.name)}: {_escape(s.path)}" for s in seen.values()]
+    lines += [f"- {xml_text(s.name)}: {xml_text(s.path)}" for s in seen.values()]
     lines.append("</skill_mentions>")
     return "\n".join(lines)
-
-
-def _escape(value: str) -> str:
-    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
