@@ -236,3 +236,25 @@ def read_file_text(result: ReadFileResult) -> str:
     if result.truncated:
         tail = "\n[truncated: the file continues; read again with a larger offset]"
     return f"{head}:\n{result.content}{tail}"
+
+
+def error_text(exc: SkillsdError) -> str:
+    """An error the model can act on: what went wrong and what to try instead."""
+    text = exc.message
+    suggestions = exc.data.get("suggestions")
+    if suggestions:
+        text += f". Did you mean: {', '.join(suggestions)}?"
+    candidates = exc.data.get("candidates")
+    if candidates:
+        paths = ", ".join(str(c.get("path")) for c in candidates)
+        text += f". Several skills have that name; pass `path` instead, one of: {paths}"
+    if exc.kind == "session_not_found":
+        text += " (the host must open a session before passing its id)"
+    if exc.kind == "permission_required":
+        text = (
+            f"Loading skill {exc.data['skill']!r} needs the user's approval; the host will ask "
+            "them. Continue without it or try again after they answer."
+        )
+    if exc.kind == "permission_denied":
+        text += ". Do not retry; continue without this skill"
+    return text

@@ -29,6 +29,7 @@ from skillsd.core.loading import load_skill
 from skillsd.core.mentions import find_mentions, mentions_hint, resolve_mentions
 from skillsd.core.model_tools import (
     decode_tool_call,
+    error_text,
     list_text,
     read_file_text,
     search_text,
@@ -318,35 +319,13 @@ async def _tools_call(
             except SkillsdError as exc:
                 decision: Decision = "ask" if exc.kind == "permission_required" else "deny"
                 prompt = PermissionPrompt(decision=decision, rule=exc.data["rule"])
-                return ToolsCallResult(content=_model_error(exc), is_error=True, permission=prompt)
+                return ToolsCallResult(content=error_text(exc), is_error=True, permission=prompt)
             loaded = load_skill(view.session, skill, force=False, format="codelia")
             return ToolsCallResult(content=loaded.content, is_error=False)
         window = read_resource(skill.dir, request.file or "")
         return ToolsCallResult(content=read_file_text(window), is_error=False)
     except SkillsdError as exc:
-        return ToolsCallResult(content=_model_error(exc), is_error=True)
-
-
-def _model_error(exc: SkillsdError) -> str:
-    """An error the model can act on: what went wrong and what to try instead."""
-    text = exc.message
-    suggestions = exc.data.get("suggestions")
-    if suggestions:
-        text += f". Did you mean: {', '.join(suggestions)}?"
-    candidates = exc.data.get("candidates")
-    if candidates:
-        paths = ", ".join(str(c.get("path")) for c in candidates)
-        text += f". Several skills have that name; pass `path` instead, one of: {paths}"
-    if exc.kind == "session_not_found":
-        text += " (the host must open a session before passing its id)"
-    if exc.kind == "permission_required":
-        text = (
-            f"Loading skill {exc.data['skill']!r} needs the user's approval; the host will ask "
-            "them. Continue without it or try again after they answer."
-        )
-    if exc.kind == "permission_denied":
-        text += ". Do not retry; continue without this skill"
-    return text
+        return ToolsCallResult(content=error_text(exc), is_error=True)
 
 
 # -- policy: permissions, enable flags ----------------------------------------------------

@@ -72,3 +72,20 @@ def test_bad_calls_explain_themselves(
     with pytest.raises(SkillsdError) as info:
         decode_tool_call(tool, args)
     assert info.value.kind == kind and fragment in info.value.message
+
+
+def test_error_text_tells_the_model_what_to_do() -> None:
+    from skillsd.core.model_tools import error_text
+
+    missing = SkillsdError(
+        "skill_not_found", "no skill named 'pdf-form'", suggestions=["pdf-forms"]
+    )
+    assert error_text(missing) == "no skill named 'pdf-form'. Did you mean: pdf-forms?"
+    ambiguous = SkillsdError(
+        "ambiguous_skill", "2 skills are named 'x'", candidates=[{"path": "/a/SKILL.md"}]
+    )
+    assert "pass `path` instead, one of: /a/SKILL.md" in error_text(ambiguous)
+    ask = SkillsdError("permission_required", "needs approval", skill="pdf", rule="skill_load(pdf)")
+    assert "needs the user's approval" in error_text(ask)
+    denied = SkillsdError("permission_denied", "loading skill 'pdf' is denied")
+    assert error_text(denied).endswith("Do not retry; continue without this skill")
