@@ -14,8 +14,11 @@ imports are done, which is what the daemon does on the first ``skills.list`` for
 Everything is a table: ``CONTENDERS`` (what is timed, and how its number is summarised: median
 wall time, p50 of per-operation latencies, or a measured value such as peak RSS) and ``CASES``
 (which contenders run together and the targets they must meet, each naming its baseline and its
-source). Daemon-level cases are listed in ``PENDING`` until the daemon exists; adding one means
-writing a ``prepare_*`` function and appending a Contender and a Case.
+source). Adding a case means writing a ``prepare_*`` function and appending a Contender and a Case.
+
+Core-level contenders call ``skillsd.core`` in this process. Daemon-level ones (``d_*``, ``ping_*``)
+spawn the real ``skillsd serve`` on stdio (and, for ``ping``, the MCP Python SDK's stdio server from
+``bench/mcp_ping_server.py``) and talk JSON-RPC to it over pipes, exactly as an editor would.
 """
 
 from __future__ import annotations
@@ -30,17 +33,21 @@ import platform
 import pstats
 import random
 import re
+import select
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -115,6 +122,13 @@ class Outcome:
     parsed: int | None = None
     #: Context for the report (e.g. the RSS of the interpreter before the catalog was built).
     detail: str | None = None
+    #: The timed part, when the runner times itself: e.g. a request's round trip without the
+    #: client decoding the answer to check it. None: the whole run is timed.
+    seconds: float | None = None
+    #: Operations in a timed run (e.g. pings), for a rate in the notes.
+    operations: int | None = None
+    #: Something wrong with this run (reported under the tables as a PROBLEM line).
+    problem: str | None = None
 
 
 Runner = Callable[[], Outcome]
@@ -147,6 +161,8 @@ class Contender:
     prepare: Callable[[Corpus, argparse.Namespace], Prepared]
     metric: Metric = "time"
     unit: str = "s"
+    #: Whether a run sees the whole corpus (its counts are checked against the manifest).
+    whole_corpus: bool = True
 
 
 def prepare_walk(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
@@ -264,13 +280,14 @@ def skillsd_plan(corpus: Corpus) -> tuple[Any, Any]:
 
 
 def prepare_scan(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
-    """skillsd's discovery scan alone (walk, stat, resource counts), for the cost breakdown."""
+    """skillsd's discovery scan alone (walk, resource counts), as a cold build runs it."""
     from skillsd.core.discovery import scan_plan
 
     config, plan = skillsd_plan(corpus)
 
     def run() -> Outcome:
-        found = scan_plan(plan, config).skills
+        # A first build skips the per-file stat: it fstat's each SKILL.md when it opens it.
+        found = scan_plan(plan, config, stat_files=False).skills
         return Outcome(ok=len(found), failed=0, processed=len(found))
 
     return Prepared(run)
@@ -286,6 +303,8 @@ def _cold_catalog(corpus: Corpus) -> Runner:
         # Root planning is part of a cold skills.list, so it is inside the timing.
         plan = compute_roots(corpus.root, config, home=corpus.root, env={})
         catalog = build_catalog(plan, config)
+        # A build pauses the cyclic GC; the young-generation pass it deferred is charged here.
+        gc.collect(0)
         skills, errors = len(catalog.skills), len(catalog.errors)
         return Outcome(
             ok=skills, failed=errors, processed=skills + errors, parsed=catalog.stats.parsed
@@ -299,28 +318,81 @@ def prepare_skillsd(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
     return Prepared(_cold_catalog(corpus))
 
 
-def prepare_relist(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
-    """Rebuild with the previous catalog after one SKILL.md was edited (core level).
+class _OneEdit:
+    """Edits one SKILL.md the way an editor saves it: write a temporary file, rename it over.
 
-    Before each run one valid skill's SKILL.md is rewritten (alternately with and without an
-    extra body line, so its size and mtime change); the run is ``build_catalog(previous=...)``,
-    which must re-parse exactly that file. The file is restored (bytes and mtime) at the end.
+    Each edit alternates between the original bytes plus one line and the original bytes, so
+    the size, mtime and inode change every time. ``restore`` puts back the original bytes and
+    mtime, so the corpus (and its manifest) stays valid for the next run.
     """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.original = Path(path).read_bytes()
+        st = os.stat(path)
+        self._times = (st.st_atime_ns, st.st_mtime_ns)
+        self.edits = 0
+
+    def edit(self) -> None:
+        self.edits += 1
+        data = self.original
+        if self.edits % 2:
+            data += f"\nEdited by the benchmark ({self.edits}).\n".encode()
+        # A hidden name: the temporary file never shows up in the skill's resource counts.
+        tmp = os.path.join(os.path.dirname(self.path), ".SKILL.md.bench-save")
+        Path(tmp).write_bytes(data)
+        os.replace(tmp, self.path)
+
+    def restore(self) -> None:
+        Path(self.path).write_bytes(self.original)
+        os.utime(self.path, ns=self._times)
+
+
+#: Per corpus root, the file the core-level edit contenders edit (all the same one, so that each
+#: of them sees exactly one changed file against the catalog it built).
+_CORE_EDITORS: dict[str, _OneEdit] = {}
+
+
+def _core_editor(corpus: Corpus, catalog: Any) -> _OneEdit:
+    if corpus.root not in _CORE_EDITORS:
+        if not catalog.skills:
+            raise BenchUnavailable("the corpus has no valid skill to edit")
+        _CORE_EDITORS[corpus.root] = _OneEdit(catalog.skills[len(catalog.skills) // 2].path)
+    return _CORE_EDITORS[corpus.root]
+
+
+def prepare_relist(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """What the daemon does on a file event (core level): ``refresh_catalog`` with the path.
+
+    Before each run one valid skill's SKILL.md gets an atomic save (untimed); the run applies
+    the event to the catalog built before the first edit. It must re-list one directory and
+    re-parse exactly that file (``stats.parsed == 1``).
+    """
+    from skillsd.core.catalog import build_catalog, refresh_catalog
+
+    config, plan = skillsd_plan(corpus)
+    previous = build_catalog(plan, config)
+    editor = _core_editor(corpus, previous)
+
+    def run() -> Outcome:
+        catalog = refresh_catalog(previous, [editor.path])
+        skills, errors = len(catalog.skills), len(catalog.errors)
+        return Outcome(
+            ok=skills, failed=errors, processed=skills + errors, parsed=catalog.stats.parsed
+        )
+
+    return Prepared(run, before_each=editor.edit, cleanup=editor.restore)
+
+
+def prepare_rescan(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """A full rescan reusing every unchanged parse: ``build_catalog(previous=...)`` after one
+    edit. The daemon does this only for structural events (a skill added or removed, a root
+    appearing) or a watcher fallback; shown for comparison with ``relist``."""
     from skillsd.core.catalog import build_catalog
 
     config, plan = skillsd_plan(corpus)
     previous = build_catalog(plan, config)
-    if not previous.skills:
-        raise BenchUnavailable("the corpus has no valid skill to edit")
-    target = previous.skills[len(previous.skills) // 2].path
-    original = Path(target).read_bytes()
-    st = os.stat(target)
-    edited = original + b"\nEdited by the benchmark.\n"
-    state = {"edits": 0}
-
-    def edit() -> None:
-        state["edits"] += 1
-        Path(target).write_bytes(edited if state["edits"] % 2 else original)
+    editor = _core_editor(corpus, previous)
 
     def run() -> Outcome:
         catalog = build_catalog(plan, config, previous=previous)
@@ -329,11 +401,7 @@ def prepare_relist(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
             ok=skills, failed=errors, processed=skills + errors, parsed=catalog.stats.parsed
         )
 
-    def restore() -> None:
-        Path(target).write_bytes(original)
-        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
-
-    return Prepared(run, before_each=edit, cleanup=restore)
+    return Prepared(run, before_each=editor.edit, cleanup=editor.restore)
 
 
 def search_queries(names: Sequence[str], descriptions: Sequence[str], seed: int) -> list[str]:
@@ -438,6 +506,504 @@ def prepare_rss(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
     return Prepared(run)
 
 
+# -- daemon-level contenders -------------------------------------------------------------------
+#
+# The real ``skillsd serve`` on stdio, spawned with an empty HOME (so no real user skill leaks
+# in), a config file raising ``discovery.maxDirs`` (via ``SKILLSD_CONFIG``), the repo root pinned
+# to an empty directory (``SKILLSD_ROOT``) and the corpus as its extra root
+# (``AGENT_SKILLS_PATH``). Every client loop below is the same for skillsd and the MCP server.
+
+#: How long to wait for one answer before calling the daemon stuck.
+WIRE_TIMEOUT = 10.0
+#: How long to wait for ``skills.changed`` after an edit before calling it missed (the target
+#: is 300 ms; a daemon that fell back to stat-validation never sends one on its own).
+CHANGED_TIMEOUT = 2.0
+#: Edits per run of the edit-to-``skills.changed`` latency contender.
+EDITS_PER_RUN = 5
+#: ``ping`` requests per run: one at a time, and written in one burst.
+PINGS_SEQUENTIAL = 1000
+PINGS_BURST = 2000
+
+
+class StdioPeer:
+    """A JSON-RPC server spawned on pipes, spoken to one newline-delimited message at a time.
+
+    Notifications that arrive while waiting for an answer are kept in ``notifications``.
+    """
+
+    def __init__(self, argv: Sequence[str], env: dict[str, str], cwd: str) -> None:
+        self.argv = list(argv)
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            bufsize=0,
+        )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._in = self.proc.stdin.fileno()
+        self._out = self.proc.stdout.fileno()
+        self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf already searched for a newline
+        self._next_id = 0
+        self.notifications: list[tuple[float, dict[str, Any]]] = []
+        self._stderr: list[bytes] = []
+        # Drain stderr so a chatty server never blocks on a full pipe.
+        self._stderr_thread = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_thread.start()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self._stderr.append(line)
+            del self._stderr[:-20]  # only the tail is ever shown
+
+    def stderr_tail(self) -> str:
+        return b"".join(self._stderr).decode(errors="replace")[-1500:]
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._in, view) :]
+
+    def line(self, deadline: float) -> bytes:
+        """The next message line (without its newline)."""
+        while True:
+            end = self._buf.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(self._buf[:end])
+                del self._buf[: end + 1]
+                self._scanned = 0
+                return line
+            self._scanned = len(self._buf)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"{self.argv[-1]}: no message in time")
+            ready, _, _ = select.select([self._out], [], [], remaining)
+            if ready:
+                chunk = os.read(self._out, 1 << 20)
+                if not chunk:
+                    raise BenchUnavailable(
+                        f"{' '.join(self.argv[1:])} exited: {self.stderr_tail() or 'no stderr'}"
+                    )
+                self._buf += chunk
+
+    def new_id(self) -> int:
+        return self.reserve_ids(1)
+
+    def reserve_ids(self, count: int) -> int:
+        """Reserve ``count`` consecutive request ids; return the first."""
+        first = self._next_id + 1
+        self._next_id += count
+        return first
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> tuple[float, bytes]:
+        """Send one request; return (seconds until its answer's last byte, the answer line)."""
+        rid = self.new_id()
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = params
+        data = json.dumps(message).encode() + b"\n"
+        marker = f'"id":{rid},'.encode()
+        deadline = time.monotonic() + WIRE_TIMEOUT
+        start = time.perf_counter()
+        self.write(data)
+        while True:
+            line = self.line(deadline)
+            if line.startswith(b'{"jsonrpc":"2.0","method"') or b'"id"' not in line[:64]:
+                self.notifications.append((time.perf_counter(), json.loads(line)))
+                continue
+            elapsed = time.perf_counter() - start
+            if marker not in line[:64]:
+                raise BenchUnavailable(f"unexpected answer to {method}: {line[:200]!r}")
+            return elapsed, line
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """A request whose decoded ``result`` is returned (an error is fatal for the contender)."""
+        _, line = self.request(method, params)
+        answer = json.loads(line)
+        if "error" in answer:
+            raise BenchUnavailable(f"{method} failed: {answer['error']}")
+        return answer["result"]
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.write(json.dumps(message).encode() + b"\n")
+
+    def wait_notification(self, method: str, timeout: float) -> tuple[float, dict[str, Any]]:
+        """The next ``method`` notification: (perf_counter when it arrived, its params)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, (when, message) in enumerate(self.notifications):
+                if message.get("method") == method:
+                    del self.notifications[i]
+                    return when, message.get("params") or {}
+            line = self.line(deadline)
+            self.notifications.append((time.perf_counter(), json.loads(line)))
+
+    def memory_mb(self) -> tuple[float, float]:
+        """(peak RSS ``VmHWM``, current RSS ``VmRSS``) of the server process, in MB."""
+        with open(f"/proc/{self.proc.pid}/status", encoding="ascii") as fh:
+            fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        return tuple(int(fields[k].split()[0]) / 1024 for k in ("VmHWM", "VmRSS"))  # type: ignore[return-value]
+
+    def close(self) -> None:
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def _daemon_env(corpus: Corpus, opts: argparse.Namespace) -> tuple[dict[str, str], str]:
+    """The environment and cwd for a ``skillsd serve`` that sees only the corpus."""
+    base = Path(tempfile.mkdtemp(prefix="skillsd-bench-daemon-"))
+    opts.temp_dirs.append(str(base))
+    home, cwd = base / "home", base / "cwd"
+    home.mkdir()
+    cwd.mkdir()
+    config = base / "config.toml"
+    config.write_text(f"[discovery]\nmaxDirs = {max(10 * corpus.n, 1000)}\n")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SKILLSD_", "XDG_")) and k != "AGENT_SKILLS_PATH"
+    }
+    env.update(
+        HOME=str(home),
+        SKILLSD_CONFIG=str(config),
+        SKILLSD_ROOT=str(cwd),
+        AGENT_SKILLS_PATH=corpus.root,
+    )
+    return env, str(cwd)
+
+
+def _start_skillsd(corpus: Corpus, opts: argparse.Namespace) -> StdioPeer:
+    """A fresh ``skillsd serve``, initialised (the ``initialize`` handshake done, untimed)."""
+    env, cwd = _daemon_env(corpus, opts)
+    peer = StdioPeer(opts.serve_command, env, cwd)
+    try:
+        peer.call("initialize", {"clientInfo": {"name": "skillsd-bench", "version": "1"}})
+        peer.notify("initialized")
+    except BaseException:
+        peer.close()
+        raise
+    return peer
+
+
+#: Per corpus root, the daemon that warm contenders share (one cold catalog per N, not per case).
+_SHARED: dict[str, tuple[StdioPeer, dict[str, Any]]] = {}
+#: Per corpus root, the shared daemon's RSS (MB) after ``initialize``, before any catalog.
+_BASE_RSS: dict[str, float] = {}
+
+
+def _shared_skillsd(corpus: Corpus, opts: argparse.Namespace) -> tuple[StdioPeer, dict[str, Any]]:
+    """The shared daemon for this corpus and its first (cold) ``skills.list`` result."""
+    if corpus.root not in _SHARED:
+        peer = _start_skillsd(corpus, opts)
+        try:
+            if sys.platform == "linux":
+                _BASE_RSS[corpus.root] = peer.memory_mb()[1]
+            listing = peer.call("skills.list")
+        except BaseException:
+            peer.close()
+            raise
+        _SHARED[corpus.root] = (peer, listing)
+    return _SHARED[corpus.root]
+
+
+def close_shared_daemons() -> None:
+    while _SHARED:
+        _root, (peer, _listing) = _SHARED.popitem()
+        peer.close()
+
+
+def _watch_mode(peer: StdioPeer) -> str:
+    watch = peer.call("context.inspect")["skills"]["watch"]
+    return str(watch["mode"]) + (f" ({watch['reason']})" if watch.get("reason") else "")
+
+
+def _list_outcome(seconds: float, line: bytes, detail: str | None = None) -> Outcome:
+    result = msgspec.json.decode(line)["result"]
+    skills, errors = len(result["skills"]), len(result["errors"])
+    return Outcome(
+        ok=skills, failed=errors, processed=skills + errors, seconds=seconds, detail=detail
+    )
+
+
+def prepare_d_cold(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """The first ``skills.list`` of a fresh daemon, over the wire (to the answer's last byte).
+
+    A new daemon is started and initialised before each run (untimed); the run is the request.
+    It includes the scan, the parses, watching every root, and encoding the answer.
+    """
+    state: dict[str, StdioPeer | None] = {"peer": None}
+
+    def fresh() -> None:
+        stop()
+        state["peer"] = _start_skillsd(corpus, opts)
+
+    def run() -> Outcome:
+        peer = state["peer"]
+        assert peer is not None
+        seconds, line = peer.request("skills.list")
+        return _list_outcome(seconds, line, f"answer {len(line) / 1e6:.1f} MB")
+
+    def stop() -> None:
+        if state["peer"] is not None:
+            state["peer"].close()
+            state["peer"] = None
+
+    return Prepared(run, before_each=fresh, cleanup=stop)
+
+
+def prepare_d_warm(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.list`` served from the daemon's cache (nothing changed since the last one)."""
+    peer, _ = _shared_skillsd(corpus, opts)
+    mode = _watch_mode(peer)
+
+    def run() -> Outcome:
+        seconds, line = peer.request("skills.list")
+        decode_start = time.perf_counter()
+        outcome = _list_outcome(seconds, line)
+        decode = time.perf_counter() - decode_start
+        outcome.detail = (
+            f"answer {len(line) / 1e6:.1f} MB (the client's decode, {decode * 1e3:.0f} ms, "
+            f"not timed); watch mode: {mode}"
+        )
+        return outcome
+
+    return Prepared(run)
+
+
+def prepare_d_warm_scope(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """A cached ``skills.list`` filtered to ``scope: "user"`` (none: the corpus is an extra
+    root): the same request path without encoding 10 000 skills, for comparison."""
+    peer, _ = _shared_skillsd(corpus, opts)
+
+    def run() -> Outcome:
+        seconds, line = peer.request("skills.list", {"scope": "user"})
+        return _list_outcome(seconds, line, f"answer {len(line) / 1e3:.0f} kB (load errors only)")
+
+    return Prepared(run)
+
+
+def _valid_skill(listing: dict[str, Any], fraction: float) -> dict[str, Any]:
+    skills: list[dict[str, Any]] = listing["skills"]
+    if not skills:
+        raise BenchUnavailable("the corpus has no valid skill to edit")
+    return skills[int(len(skills) * fraction)]
+
+
+def prepare_d_relist(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.list`` after one SKILL.md was saved (atomically) and ``skills.changed`` came.
+
+    The edit and the wait for the notification are untimed; the run is the next list. The
+    notification must name exactly the edited skill in ``changed`` (and nothing else).
+    """
+    peer, listing = _shared_skillsd(corpus, opts)
+    skill = _valid_skill(listing, 0.4)
+    editor = _OneEdit(skill["path"])
+    state: dict[str, Any] = {"params": None}
+
+    def edit() -> None:
+        peer.notifications.clear()
+        editor.edit()
+        try:
+            _, state["params"] = peer.wait_notification("skills.changed", CHANGED_TIMEOUT)
+        except TimeoutError:
+            state["params"] = None
+
+    def run() -> Outcome:
+        seconds, line = peer.request("skills.list")
+        outcome = _list_outcome(seconds, line)
+        params = state["params"]
+        if params is None:
+            outcome.problem = f"no skills.changed within {CHANGED_TIMEOUT:g} s of the edit"
+        elif params["changed"] != [skill["id"]] or params["added"] or params["removed"]:
+            outcome.problem = f"skills.changed did not name exactly the edited skill: {params}"
+        else:
+            outcome.parsed = 1  # the one edited file, and nothing else, changed
+        return outcome
+
+    return Prepared(run, before_each=edit, cleanup=editor.restore)
+
+
+def prepare_d_changed(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """Edit-to-``skills.changed`` latency: from the atomic save (the rename) to the
+    notification's arrival, ``EDITS_PER_RUN`` edits per run, one at a time."""
+    peer, listing = _shared_skillsd(corpus, opts)
+    editor = _OneEdit(_valid_skill(listing, 0.6)["path"])
+
+    def run() -> Outcome:
+        samples: list[float] = []
+        for _ in range(EDITS_PER_RUN):
+            peer.notifications.clear()
+            start = time.perf_counter()
+            editor.edit()
+            try:
+                arrived, _ = peer.wait_notification("skills.changed", CHANGED_TIMEOUT)
+            except TimeoutError:
+                # Counted as the timeout; the next edits would miss too, so they are not tried.
+                samples.append(CHANGED_TIMEOUT)
+                return Outcome(
+                    ok=len(samples) - 1,
+                    failed=1,
+                    processed=len(samples),
+                    samples=samples,
+                    problem=f"an edit got no skills.changed within {CHANGED_TIMEOUT:g} s",
+                )
+            samples.append(arrived - start)
+            time.sleep(0.05)  # let the daemon settle, as between two saves by a person
+        return Outcome(ok=EDITS_PER_RUN, failed=0, processed=EDITS_PER_RUN, samples=samples)
+
+    return Prepared(run, cleanup=editor.restore)
+
+
+def prepare_d_search(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.search`` round trips over the wire, the same 200 queries as ``search``."""
+    peer, listing = _shared_skillsd(corpus, opts)
+    skills = listing["skills"]
+    queries = search_queries(
+        [s["name"] for s in skills], [s["description"] for s in skills], corpus.seed
+    )
+    peer.call("skills.search", {"query": queries[0]})  # the daemon builds its index once
+
+    def run() -> Outcome:
+        samples = []
+        hits = 0
+        for query in queries:
+            seconds, line = peer.request("skills.search", {"query": query})
+            samples.append(seconds)
+            hits += b'"count":0,' not in line
+        return Outcome(ok=hits, failed=len(queries) - hits, processed=len(queries), samples=samples)
+
+    return Prepared(run)
+
+
+def prepare_d_rss(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """Peak RSS (``VmHWM``) of the shared daemon holding the catalog, after every case before
+    this one used it (lists, edits, searches: its search index is built)."""
+    if sys.platform != "linux":
+        raise BenchUnavailable("peak RSS is read from /proc/PID/status (Linux only)")
+    peer, listing = _shared_skillsd(corpus, opts)
+    skills, errors = len(listing["skills"]), len(listing["errors"])
+    base = _BASE_RSS.get(corpus.root, 0.0)
+    mode = _watch_mode(peer)  # after all the edits: is the daemon still watching?
+
+    def run() -> Outcome:
+        peak, now = peer.memory_mb()
+        return Outcome(
+            ok=skills,
+            failed=errors,
+            processed=skills + errors,
+            value=peak,
+            detail=f"current RSS {now:.1f} MB; after initialize {base:.1f} MB; "
+            f"watch mode now: {mode}",
+        )
+
+    return Prepared(run)
+
+
+# ``ping`` throughput: the same client loop against skillsd and the MCP SDK's stdio server.
+
+_PING_SERVERS: dict[str, tuple[dict[str, Any], str]] = {
+    # server -> (initialize params, the "initialized" notification's method)
+    "skillsd": ({"clientInfo": {"name": "skillsd-bench", "version": "1"}}, "initialized"),
+    "mcp": (
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "skillsd-bench", "version": "1"},
+        },
+        "notifications/initialized",
+    ),
+}
+
+
+# The floor: a server that answers every line it reads with a fixed pong, no JSON parsing, no
+# event loop. Nothing speaking JSON-RPC over the same pipes can be faster.
+_ECHO_SERVER = """
+import os
+while data := os.read(0, 65536):
+    os.write(1, b'{"jsonrpc":"2.0","id":0,"result":{}}\\n' * data.count(b"\\n"))
+"""
+
+
+def _ping_peer(server: str, corpus: Corpus, opts: argparse.Namespace) -> StdioPeer:
+    if server == "floor":
+        env, cwd = _daemon_env(corpus, opts)
+        return StdioPeer([sys.executable, "-c", _ECHO_SERVER], env, cwd)
+    if server == "mcp":
+        try:
+            import mcp  # noqa: F401  (only to know the server script can run)
+        except ImportError:
+            raise BenchUnavailable("skipped: pip install mcp") from None
+        env, cwd = _daemon_env(corpus, opts)
+        peer = StdioPeer([sys.executable, str(BENCH_DIR / "mcp_ping_server.py")], env, cwd)
+    else:
+        env, cwd = _daemon_env(corpus, opts)
+        peer = StdioPeer(opts.serve_command, env, cwd)
+    params, initialized = _PING_SERVERS[server]
+    try:
+        peer.call("initialize", params)
+        peer.notify(initialized)
+        peer.call("ping")
+    except BaseException:
+        peer.close()
+        raise
+    return peer
+
+
+def _ping_lines(peer: StdioPeer, count: int) -> bytes:
+    first = peer.reserve_ids(count)
+    return b"".join(
+        b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' % (first + i) for i in range(count)
+    )
+
+
+def prepare_ping(server: str, burst: bool) -> Callable[[Corpus, argparse.Namespace], Prepared]:
+    """``ping`` requests over stdio: one at a time (send, wait for the answer, repeat), or all
+    written at once by a second thread while this one reads the answers (a pipelined burst)."""
+
+    def prepare(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+        peer = _ping_peer(server, corpus, opts)
+        count = PINGS_BURST if burst else PINGS_SEQUENTIAL
+
+        def pong_outcome(lines: list[bytes]) -> Outcome:
+            ok = sum(1 for line in lines if b'"result":{}' in line)
+            return Outcome(ok=ok, failed=count - ok, processed=count, operations=count)
+
+        def sequential() -> Outcome:
+            lines = []
+            deadline = time.monotonic() + WIRE_TIMEOUT * 6
+            for request in _ping_lines(peer, count).splitlines(keepends=True):
+                peer.write(request)
+                lines.append(peer.line(deadline))
+            return pong_outcome(lines)
+
+        def pipelined() -> Outcome:
+            data = _ping_lines(peer, count)
+            writer = threading.Thread(target=peer.write, args=(data,))
+            deadline = time.monotonic() + WIRE_TIMEOUT * 6
+            writer.start()
+            lines = [peer.line(deadline) for _ in range(count)]
+            writer.join()
+            return pong_outcome(lines)
+
+        return Prepared(pipelined if burst else sequential, cleanup=peer.close)
+
+    return prepare
+
+
 class BenchUnavailable(Exception):
     """A contender cannot run here (missing API or platform); reported, not fatal."""
 
@@ -451,9 +1017,58 @@ CONTENDERS: dict[str, Contender] = {
         Contender("c", "(c) skills-ref read_properties", prepare_c),
         Contender("scan", "skillsd discovery scan only", prepare_scan),
         Contender("skillsd", "skillsd cold catalog", prepare_skillsd),
-        Contender("relist", "skillsd rebuild after 1 edit (core)", prepare_relist),
+        Contender("relist", "skillsd refresh_catalog after 1 edit (core)", prepare_relist),
+        Contender("rescan", "skillsd full rescan after 1 edit (core)", prepare_rescan),
         Contender("search", "skillsd search p50 (core index)", prepare_search, metric="p50"),
-        Contender("rss", "skillsd peak RSS, catalog + index", prepare_rss, "value", "MB"),
+        Contender("rss", "skillsd peak RSS, catalog + index (core)", prepare_rss, "value", "MB"),
+        Contender("d_cold", "daemon: cold skills.list", prepare_d_cold),
+        Contender("d_warm", "daemon: warm skills.list (cached)", prepare_d_warm),
+        Contender(
+            "d_warm_scope",
+            "daemon: warm skills.list, scope=user (0 skills)",
+            prepare_d_warm_scope,
+            whole_corpus=False,
+        ),
+        Contender("d_relist", "daemon: skills.list after 1 edit", prepare_d_relist),
+        Contender(
+            "d_changed",
+            "daemon: edit -> skills.changed p50",
+            prepare_d_changed,
+            metric="p50",
+            whole_corpus=False,
+        ),
+        Contender("d_search", "daemon: skills.search p50", prepare_d_search, metric="p50"),
+        Contender("d_rss", "daemon: peak RSS holding the catalog", prepare_d_rss, "value", "MB"),
+        Contender(
+            "ping_skillsd",
+            f"skillsd: {PINGS_SEQUENTIAL} pings, one at a time",
+            prepare_ping("skillsd", burst=False),
+            whole_corpus=False,
+        ),
+        Contender(
+            "ping_mcp",
+            f"MCP SDK: {PINGS_SEQUENTIAL} pings, one at a time",
+            prepare_ping("mcp", burst=False),
+            whole_corpus=False,
+        ),
+        Contender(
+            "ping_floor",
+            f"floor (echo, no JSON-RPC): {PINGS_SEQUENTIAL} pings, one at a time",
+            prepare_ping("floor", burst=False),
+            whole_corpus=False,
+        ),
+        Contender(
+            "burst_skillsd",
+            f"skillsd: {PINGS_BURST} pings, pipelined",
+            prepare_ping("skillsd", burst=True),
+            whole_corpus=False,
+        ),
+        Contender(
+            "burst_mcp",
+            f"MCP SDK: {PINGS_BURST} pings, pipelined",
+            prepare_ping("mcp", burst=True),
+            whole_corpus=False,
+        ),
     )
 }
 
@@ -508,6 +1123,8 @@ class Case:
     name: str
     contenders: tuple[str, ...]
     targets: tuple[Target, ...] = ()
+    #: Run at the largest N only (the corpus does not matter, e.g. ``ping``).
+    once: bool = False
 
 
 CASES: tuple[Case, ...] = (
@@ -523,21 +1140,32 @@ CASES: tuple[Case, ...] = (
     ),
     Case(
         "relist_one_edit",
-        ("relist",),
-        (Target("relist", "within", 0.05, "issue (daemon stage)", "skillsd"),),
+        ("relist", "rescan"),
+        (Target("relist", "within", 0.05, "issue, SPEC 12", "skillsd"),),
     ),
     Case("search", ("search",), (Target("search", "at_most", 0.005, "SPEC 12"),)),
     Case("memory", ("rss",), (Target("rss", "at_most", 80, "SPEC 12"),)),
-)
-
-#: Targets that need the daemon; listed so the report shows what is not proven yet.
-PENDING: tuple[tuple[str, str], ...] = (
-    ("warm_list", "warm skills.list served from the daemon's cache"),
-    ("relist_one_edit", "the same through the daemon: watcher + cache, over JSON-RPC"),
-    ("edit_to_changed", "edit-to-skills.changed latency < 300 ms"),
-    ("search_p50", "skills.search p50 < 5 ms over JSON-RPC"),
-    ("ping_throughput", "ping over stdio >= 10x the MCP Python SDK's stdio server (SPEC: 3x)"),
-    ("peak_rss", "peak RSS of the daemon process holding 10 000 skills < 80 MB"),
+    # Before the daemon cases: no other daemon runs beside the pings (an idle machine is the
+    # harder case for a one-at-a-time round trip: waking a sleeping core costs tens of us).
+    Case(
+        "ping",
+        ("ping_skillsd", "ping_mcp", "ping_floor", "burst_skillsd", "burst_mcp"),
+        (
+            Target("ping_skillsd", "faster", 10, "issue", "ping_mcp"),
+            Target("burst_skillsd", "faster", 10, "issue", "burst_mcp"),
+            Target("ping_skillsd", "faster", 3, "SPEC 12", "ping_mcp"),
+            Target("burst_skillsd", "faster", 3, "SPEC 12", "burst_mcp"),
+        ),
+        once=True,
+    ),
+    Case(
+        "daemon_list",
+        ("d_cold", "d_warm", "d_warm_scope", "d_relist"),
+        (Target("d_relist", "within", 0.05, "issue, SPEC 12", "d_cold"),),
+    ),
+    Case("daemon_changed", ("d_changed",), (Target("d_changed", "at_most", 0.3, "SPEC 12"),)),
+    Case("daemon_search", ("d_search",), (Target("d_search", "at_most", 0.005, "SPEC 12"),)),
+    Case("daemon_memory", ("d_rss",), (Target("d_rss", "at_most", 80, "SPEC 12"),)),
 )
 
 
@@ -570,24 +1198,36 @@ def run_case(
         for key in case.contenders:
             contender = CONTENDERS[key]
             m = results[key] = Measurement(key, contender.label, contender.metric, contender.unit)
+            p = None
             try:
                 p = contender.prepare(corpus, opts)
                 if p.before_each:
                     p.before_each()
                 m.outcome = p.run()  # warm-up: imports, caches, allocator pools
-            except (BenchUnavailable, ImportError, NotImplementedError) as exc:
-                m.note = f"not available: {exc}"
+            except _UNAVAILABLE as exc:
+                m.note = _unavailable(exc)
+                if p is not None and p.cleanup:
+                    p.cleanup()
                 continue
             m.scale = p.scale
             prepared[key] = p
         for _ in range(opts.repeat):
-            for key, p in prepared.items():
-                if p.before_each:
-                    p.before_each()
-                gc.collect()  # garbage from the previous contender is not charged to this one
-                start = time.perf_counter()
-                outcome = p.run()
-                results[key].runs.append(time.perf_counter() - start)
+            for key, p in list(prepared.items()):
+                try:
+                    if p.before_each:
+                        p.before_each()
+                    gc.collect()  # garbage from the previous contender is not charged to it
+                    start = time.perf_counter()
+                    outcome = p.run()
+                    elapsed = time.perf_counter() - start
+                except _UNAVAILABLE as exc:  # e.g. the daemon died mid-case: report, go on
+                    results[key].note = _unavailable(exc)
+                    results[key].runs.clear()
+                    del prepared[key]
+                    if p.cleanup:
+                        p.cleanup()
+                    continue
+                results[key].runs.append(elapsed if outcome.seconds is None else outcome.seconds)
                 results[key].outcomes.append(outcome)
     finally:
         for p in prepared.values():
@@ -603,18 +1243,35 @@ def run_case(
     return results
 
 
+# OSError covers a server that cannot be spawned and TimeoutError (a daemon that stopped answering).
+_UNAVAILABLE = (BenchUnavailable, ImportError, NotImplementedError, OSError)
+
+
+def _unavailable(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if text.startswith("skipped") else f"not available: {text}"
+
+
 def summarise(m: Measurement, corpus: Corpus, walk_time: float | None) -> None:
     """Turn the raw runs into ``value`` (and a note saying how, when it is not plain)."""
     if m.metric == "p50":
         samples = sorted(s for o in m.outcomes for s in o.samples or ())
         m.value = statistics.median(samples)
         p95 = samples[min(len(samples) - 1, int(len(samples) * 0.95))]
-        m.note = f"{len(samples)} queries: p50 {m.value * 1e3:.2f} ms, p95 {p95 * 1e3:.2f} ms"
+        m.note = f"{len(samples)} samples: p50 {m.value * 1e3:.2f} ms, p95 {p95 * 1e3:.2f} ms"
     elif m.metric == "value":
         m.value = statistics.median(o.value for o in m.outcomes if o.value is not None)
         m.note = m.outcomes[-1].detail or ""
     else:
         m.value = statistics.median(m.runs)
+        last = m.outcomes[-1]
+        if last.operations:
+            m.note = (
+                f"{last.operations / m.value:,.0f} per second "
+                f"({m.value / last.operations * 1e6:.1f} us each)"
+            )
+        elif last.detail:
+            m.note = last.detail
         if m.scale is not None and m.outcome is not None:
             walk = walk_time or 0.0
             m.note = (
@@ -624,16 +1281,22 @@ def summarise(m: Measurement, corpus: Corpus, walk_time: float | None) -> None:
             m.value = walk + m.value * m.scale
 
 
+#: Contenders whose counts must equal the manifest's (valid skills / load errors).
+_CATALOG_KEYS = ("skillsd", "relist", "rescan", "rss", "d_cold", "d_warm", "d_relist", "d_rss")
+
+
 def check_outcomes(corpus: Corpus, results: dict[str, Measurement]) -> list[str]:
     """Every contender must have seen the whole corpus, and skillsd must agree with the manifest."""
     problems = []
     for key, m in results.items():
+        for problem in dict.fromkeys(o.problem for o in m.outcomes if o.problem):
+            problems.append(f"{key}: {problem}")
         o = m.outcome
-        if o is None or m.metric == "p50":
+        if o is None or m.metric == "p50" or not CONTENDERS[key].whole_corpus:
             continue
         if m.scale is None and o.processed != corpus.n:
             problems.append(f"{key}: processed {o.processed} skills, the corpus has {corpus.n}")
-        if key in ("skillsd", "relist", "rss") and (o.ok, o.failed) != (
+        if key in _CATALOG_KEYS and (o.ok, o.failed) != (
             corpus.expected_valid,
             corpus.expected_invalid,
         ):
@@ -641,11 +1304,12 @@ def check_outcomes(corpus: Corpus, results: dict[str, Measurement]) -> list[str]
                 f"{key}: {o.ok} skills / {o.failed} errors, the manifest expects "
                 f"{corpus.expected_valid} / {corpus.expected_invalid}"
             )
-    relist = results.get("relist")
-    if relist is not None:
-        parsed = {o.parsed for o in relist.outcomes}
-        if parsed != {1}:
-            problems.append(f"relist: re-parsed {parsed} files per run, must be exactly 1")
+    for key in ("relist", "rescan", "d_relist"):
+        edited = results.get(key)
+        if edited is not None and edited.outcomes:
+            parsed = {o.parsed for o in edited.outcomes}
+            if parsed != {1}:
+                problems.append(f"{key}: re-parsed {parsed} files per run, must be exactly 1")
     return problems
 
 
@@ -767,9 +1431,6 @@ def format_table(report: dict[str, Any]) -> str:
     problems = [f"- PROBLEM at N={b['n']:,}: {p}" for b in report["results"] for p in b["problems"]]
     if notes or problems:
         lines += ["", *notes, *problems]
-    if report["pending"]:
-        lines += ["", "Not measured yet (need the daemon):"]
-        lines += [f"- {name}: {text}" for name, text in report["pending"]]
     return "\n".join(lines)
 
 
@@ -805,6 +1466,12 @@ def _parser() -> argparse.ArgumentParser:
         help="run skills-ref on at most this many skills and extrapolate (0 = all; 2000)",
     )
     parser.add_argument("--only", help="comma-separated contender keys (default: all)")
+    parser.add_argument(
+        "--serve-command",
+        type=shlex.split,
+        default=[sys.executable, "-m", "skillsd", "serve"],
+        help="the command starting skillsd on stdio (default: this Python's -m skillsd serve)",
+    )
     parser.add_argument("--profile", action="store_true", help="cProfile skillsd at the largest N")
     parser.add_argument("--profile-top", type=int, default=25, help="entries per profile listing")
     return parser
@@ -819,6 +1486,7 @@ def main(argv: list[str] | None = None) -> int:
     if only and not only <= set(CONTENDERS):
         parser.error(f"--only: unknown {sorted(only - set(CONTENDERS))}; known {list(CONTENDERS)}")
 
+    opts.temp_dirs = []  # homes and cwds of spawned daemons, removed at the end
     tmp = tempfile.mkdtemp(prefix="skillsd-bench-") if opts.fresh else None
     base = Path(tmp or opts.corpus_dir)
     report: dict[str, Any] = {
@@ -826,7 +1494,6 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "options": {k: getattr(opts, k) for k in ("sizes", "repeat", "seed", "c_subset")},
         "results": [],
-        "pending": [list(p) for p in PENDING],
         "profile": None,
     }
     try:
@@ -848,7 +1515,7 @@ def main(argv: list[str] | None = None) -> int:
             walk_time: float | None = None
             for case in CASES:
                 chosen = tuple(k for k in case.contenders if only is None or k in only)
-                if not chosen:
+                if not chosen or (case.once and n != max(corpora)):
                     continue
                 start = time.perf_counter()
                 results = run_case(Case(case.name, chosen), corpus, opts, walk_time)
@@ -890,12 +1557,14 @@ def main(argv: list[str] | None = None) -> int:
                     }
                 )
                 print(f"{case.name} N={n:,}: {time.perf_counter() - start:.1f} s", file=sys.stderr)
+            close_shared_daemons()
         if opts.profile:
             largest = corpora[max(corpora)]
             report["profile"] = profile_contender("skillsd", largest, opts, opts.profile_top)
     finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+        close_shared_daemons()
+        for path in [*opts.temp_dirs, *([tmp] if tmp else [])]:
+            shutil.rmtree(path, ignore_errors=True)
     print(format_table(report))
     if report["profile"]:
         print(f"\ncProfile of one cold skillsd catalog build, N={max(opts.sizes):,}:\n")

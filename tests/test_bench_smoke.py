@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 import yaml
@@ -156,3 +158,98 @@ def test_bench_frontmatter_baseline(tmp_path: Path) -> None:
     assert run.frontmatter_bytes(b"---\ndescription: a --- b\n---\n") == b"description: a --- b\n"
     assert run.frontmatter_bytes(b"---\nname: x\n") is None
     assert run.frontmatter_bytes(b"# title\n---\n") is None
+
+
+# --- the harness itself (no timing) ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def bench_run() -> ModuleType:
+    return _load("run")
+
+
+def test_every_case_names_known_contenders_and_baselines(bench_run: ModuleType) -> None:
+    known = set(bench_run.CONTENDERS)
+    for case in bench_run.CASES:
+        assert set(case.contenders) <= known, case.name
+        for target in case.targets:
+            assert target.subject in known
+            assert target.baseline is None or target.baseline in known
+            # A target's subject runs in its own case; a baseline may come from an earlier one.
+            assert target.subject in case.contenders
+
+
+def test_one_edit_is_an_atomic_save_and_restores(bench_run: ModuleType, tmp_path: Path) -> None:
+    skill = tmp_path / "s" / "SKILL.md"
+    skill.parent.mkdir()
+    skill.write_bytes(b"---\nname: s\ndescription: d\n---\nbody\n")
+    before = skill.stat()
+    editor = bench_run._OneEdit(str(skill))
+    editor.edit()
+    edited = skill.stat()
+    assert skill.read_bytes().startswith(b"---\nname: s\n") and edited.st_size > before.st_size
+    assert edited.st_ino != before.st_ino  # written next to it and renamed over
+    editor.edit()
+    assert skill.read_bytes() == editor.original
+    assert sorted(p.name for p in skill.parent.iterdir()) == ["SKILL.md"]  # no temp left
+    editor.restore()
+    assert skill.read_bytes() == editor.original
+    assert skill.stat().st_mtime_ns == before.st_mtime_ns
+
+
+def _corpus(bench_run: ModuleType, tmp_path: Path) -> Any:
+    return bench_run.Corpus(str(tmp_path), 1, 0, 1, 0)
+
+
+@pytest.fixture
+def opts() -> Iterator[Any]:
+    """The options the daemon contenders read; their temporary homes are removed afterwards."""
+    import argparse
+
+    namespace = argparse.Namespace(
+        serve_command=[sys.executable, "-m", "skillsd", "serve"], temp_dirs=[]
+    )
+    yield namespace
+    for path in namespace.temp_dirs:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def test_ping_client_loops_against_the_echo_floor(
+    bench_run: ModuleType, tmp_path: Path, opts: Any
+) -> None:
+    for burst in (False, True):
+        prepared = bench_run.prepare_ping("floor", burst)(_corpus(bench_run, tmp_path), opts)
+        try:
+            outcome = prepared.run()
+        finally:
+            prepared.cleanup()
+        count = bench_run.PINGS_BURST if burst else bench_run.PINGS_SEQUENTIAL
+        assert (outcome.ok, outcome.failed, outcome.operations) == (count, 0, count)
+
+
+def test_skillsd_daemon_env_sees_only_the_corpus(
+    bench_run: ModuleType, tmp_path: Path, opts: Any
+) -> None:
+    """The spawned daemon gets an empty HOME and the corpus as its only skills."""
+    gen = _load("gen_corpus")
+    gen.generate(tmp_path / "c", 3, seed=1, shape=gen.Shape(invalid_share=0.0))
+    corpus = bench_run.Corpus(str(tmp_path / "c"), 3, 1, 3, 0)
+    peer = bench_run._start_skillsd(corpus, opts)
+    try:
+        listing = peer.call("skills.list")
+        assert len(listing["skills"]) == 3
+        assert {s["scope"] for s in listing["skills"]} == {"extra"}
+        assert all(s["path"].startswith(corpus.root) for s in listing["skills"])
+        seconds, line = peer.request("ping")
+        assert seconds > 0 and b'"result":{}' in line
+    finally:
+        peer.close()
+
+
+def test_mcp_ping_server_handshake(bench_run: ModuleType, tmp_path: Path, opts: Any) -> None:
+    pytest.importorskip("mcp")
+    peer = bench_run._ping_peer("mcp", _corpus(bench_run, tmp_path), opts)
+    try:
+        assert peer.call("ping") == {}
+    finally:
+        peer.close()
