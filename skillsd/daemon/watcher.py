@@ -13,7 +13,19 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirModifiedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver, ObservedWatch
 
@@ -23,14 +35,27 @@ log = logging.getLogger(__name__)
 WatchTarget = tuple[str, bool]
 
 
+#: Only events that can change a catalog. Subscribing to open/close-without-write too floods the
+#: kernel queue on large trees (every directory watch added is itself "opened"), and an overflow
+#: makes watchdog rescan, which overflows again.
+_CHANGES: list[type[FileSystemEvent]] = [
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    DirModifiedEvent,
+]
+
+
 class _Handler(FileSystemEventHandler):
     def __init__(self, on_event: Callable[[list[str]], None]) -> None:
         self._on_event = on_event
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        # Opening/closing a file for reading changes nothing a catalog shows.
-        if event.event_type in ("opened", "closed_no_write"):
-            return
         paths = [os.fsdecode(event.src_path)]
         if event.dest_path:
             paths.append(os.fsdecode(event.dest_path))
@@ -96,7 +121,11 @@ class WatchService:
                 path, recursive = target
                 try:
                     sub.watches[target] = observer.schedule(
-                        handler, path, recursive=recursive, follow_symlink=True
+                        handler,
+                        path,
+                        recursive=recursive,
+                        follow_symlink=True,
+                        event_filter=_CHANGES,
                     )
                 except FileNotFoundError:
                     # Vanished between the scan and now: the next rebuild recomputes targets.
