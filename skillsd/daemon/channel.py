@@ -107,7 +107,7 @@ class StreamChannel:
 
     # -- endpoint.Channel ------------------------------------------------------------------
 
-    def try_write(self, data: bytes) -> bool:
+    def try_write(self, data: bytes | bytearray) -> bool:
         transport = self._write_transport
         if transport is None or self._write_lost or not self._can_write.is_set():
             return False
@@ -116,7 +116,7 @@ class StreamChannel:
         transport.write(data)
         return True
 
-    async def write(self, data: bytes) -> None:
+    async def write(self, data: bytes | bytearray) -> None:
         if self._write_fd is not None:
             await asyncio.to_thread(_write_all, self._write_fd, data)
             return
@@ -235,7 +235,7 @@ class _FdReader(threading.Thread):
             self._loop.call_soon_threadsafe(fn, *args)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes | bytearray) -> None:
     view = memoryview(data)
     while view:
         written = os.write(fd, view)

@@ -111,10 +111,16 @@ class Framer:
         """Bytes held back waiting for the rest of a message (bounded by the limit)."""
         return len(self._buf)
 
-    def frame(self, body: bytes) -> bytes:
-        """``body`` (one JSON text, which never contains a raw newline) ready to write."""
+    def frame(self, body: bytes | bytearray) -> bytes | bytearray:
+        """``body`` (one JSON text, which never contains a raw newline) ready to write.
+
+        A ``bytearray`` body is extended in place for newline framing, so a large reply is not
+        copied once more just to add its terminator."""
         if self._framing is Framing.LSP:
-            return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
+            return b"Content-Length: %d\r\n\r\n%b" % (len(body), bytes(body))
+        if isinstance(body, bytearray):
+            body += b"\n"
+            return body
         return body + b"\n"
 
     def feed(self, data: bytes) -> list[Event]:
