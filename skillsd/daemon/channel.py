@@ -19,6 +19,9 @@ from typing import Literal
 
 from skillsd.daemon.endpoint import Connection
 
+#: Replies larger than this are written piecewise (see `write`).
+_WRITE_CHUNK_BYTES = 256 * 1024
+
 __all__ = ["StreamChannel", "uses_pipe_transport"]
 
 log = logging.getLogger("skillsd.daemon")
@@ -111,6 +114,8 @@ class StreamChannel:
         transport = self._write_transport
         if transport is None or self._write_lost or not self._can_write.is_set():
             return False
+        if len(data) > _WRITE_CHUNK_BYTES:
+            return False  # large replies go through `write`, chunk by chunk
         if transport.is_closing():
             return False
         transport.write(data)
@@ -120,14 +125,19 @@ class StreamChannel:
         if self._write_fd is not None:
             await asyncio.to_thread(_write_all, self._write_fd, data)
             return
-        transport = self._write_transport
-        if transport is None or self._write_lost or transport.is_closing():
-            raise ConnectionResetError("the peer's side of the connection is closed")
-        transport.write(data)
-        if not self._can_write.is_set():
-            await self._can_write.wait()
-            if self._write_lost:
+        # In chunks, waiting for the transport to drain in between: it copies whatever the
+        # kernel does not take at once, so a multi-megabyte reply written whole would be held
+        # twice (ours and the transport's) while a slow peer reads it.
+        view = memoryview(data)
+        for start in range(0, len(view), _WRITE_CHUNK_BYTES):
+            transport = self._write_transport
+            if transport is None or self._write_lost or transport.is_closing():
                 raise ConnectionResetError("the peer's side of the connection is closed")
+            transport.write(view[start : start + _WRITE_CHUNK_BYTES])
+            if not self._can_write.is_set():
+                await self._can_write.wait()
+                if self._write_lost:
+                    raise ConnectionResetError("the peer's side of the connection is closed")
 
     def pause_reading(self) -> None:
         transport = self._read_transport

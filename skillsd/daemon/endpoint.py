@@ -817,6 +817,7 @@ class Connection:
                     self._loop.call_soon(self.abort)
                     return
                 self._out_bytes -= len(data)
+                del data  # do not keep a sent multi-megabyte reply alive while idle
             self._writer_busy = False
             self._flushed.set()
 
