@@ -289,6 +289,8 @@ def skill_from_listing(
         else:
             other += 1
     real_path = os.path.realpath(md.path) if md.is_symlink() else _join(real_dir, SKILL_FILE)
+    if real_path == md.path:
+        real_path = md.path  # one string, not two equal ones, for 10 000 skills
     return FoundSkill(
         path=md.path,
         dir=directory,
