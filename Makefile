@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint typecheck bench schema clean
+.PHONY: demo test test-ts lint typecheck bench schema clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ test: $(TEST_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m mypy
 	$(PY) -m pytest
+	$(MAKE) --no-print-directory test-ts
+
+# The TypeScript client's tests spawn the daemon from the venv, so it must be installed first.
+test-ts: $(STAMP)
+	cd clients/typescript && npm ci --no-audit --no-fund && SKILLSD_PYTHON="$(abspath $(PY))" npm test
 
 lint: $(TEST_STAMP)
 	$(PY) -m ruff check .

@@ -3,8 +3,23 @@
 This package imports nothing but msgspec, so a client can depend on it alone.
 """
 
-from skillsd_protocol.errors import KIND_CODES, ErrorCode, ErrorKind
-from skillsd_protocol.methods import METHODS, NOTIFICATIONS, PROTOCOL_VERSION, MethodSpec
+from skillsd_protocol.errors import (
+    ERROR_DATA,
+    KIND_CODES,
+    AnyErrorData,
+    ErrorCode,
+    ErrorData,
+    ErrorKind,
+    ErrorObject,
+)
+from skillsd_protocol.methods import (
+    METHODS,
+    NOTIFICATION_SUMMARIES,
+    NOTIFICATIONS,
+    PROTOCOL_VERSION,
+    SERVER_NOTIFICATIONS,
+    MethodSpec,
+)
 from skillsd_protocol.model import (
     Diagnostic,
     ResourceCounts,
@@ -15,13 +30,19 @@ from skillsd_protocol.model import (
 )
 
 __all__ = [
+    "ERROR_DATA",
     "KIND_CODES",
     "METHODS",
     "NOTIFICATIONS",
+    "NOTIFICATION_SUMMARIES",
     "PROTOCOL_VERSION",
+    "SERVER_NOTIFICATIONS",
+    "AnyErrorData",
     "Diagnostic",
     "ErrorCode",
+    "ErrorData",
     "ErrorKind",
+    "ErrorObject",
     "MethodSpec",
     "ResourceCounts",
     "Scope",

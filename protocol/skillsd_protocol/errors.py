@@ -1,9 +1,14 @@
-"""JSON-RPC error codes and skillsd's application error kinds (``data.kind``)."""
+"""JSON-RPC error codes, skillsd's application error kinds (``data.kind``), the error object and
+the typed ``data`` of each kind."""
 
 from __future__ import annotations
 
 import enum
-from typing import Literal
+from typing import Any, Literal
+
+import msgspec
+
+from skillsd_protocol.model import Diagnostic, Scope, Wire
 
 ErrorKind = Literal[
     "skill_not_found",
@@ -67,3 +72,169 @@ KIND_CODES: dict[str, ErrorCode] = {
     "state_unreadable": ErrorCode.STATE_UNREADABLE,
     "state_write_failed": ErrorCode.STATE_WRITE_FAILED,
 }
+
+
+# -- error objects and their ``data`` -------------------------------------------------------
+
+
+class ErrorObject(Wire, kw_only=True):
+    """A JSON-RPC error object: ``{code, message, data?}``.
+
+    Application errors (codes 1001+) carry ``data.kind`` plus the members of the kind's
+    `ErrorData` type; ``-32602`` may carry ``data.field``; the other codes carry no data."""
+
+    code: int
+    message: str
+    data: Any = None
+
+
+class ErrorData(Wire, tag_field="kind", kw_only=True):
+    """Base of the typed ``data`` of application errors, tagged by ``kind``.
+
+    Every member has a default: a daemon may leave out what does not apply (a ``path`` ref that
+    matched nothing has no close names to suggest), and newer daemons may add members."""
+
+
+class SkillCandidate(Wire, kw_only=True):
+    """One of the skills an ambiguous name matched."""
+
+    id: str
+    path: str
+    scope: Scope
+
+
+class SkillNotFoundData(ErrorData, tag="skill_not_found", kw_only=True):
+    """No (enabled) skill matches the ref; ``suggestions`` are the closest names."""
+
+    suggestions: list[str] = msgspec.field(default_factory=list)
+    path: str | None = None
+
+
+class AmbiguousSkillData(ErrorData, tag="ambiguous_skill", kw_only=True):
+    """Several enabled skills have that name; pass ``path`` or ``id`` of one candidate.
+
+    ``agent``/``skill`` name the agent definition and its reference when an agent's skill list
+    was being resolved."""
+
+    candidates: list[SkillCandidate] = msgspec.field(default_factory=list)
+    agent: str | None = None
+    skill: str | None = None
+
+
+class InvalidSkillData(ErrorData, tag="invalid_skill", kw_only=True):
+    """The ref names a SKILL.md that failed validation (its diagnostics say why)."""
+
+    path: str | None = None
+    diagnostics: list[Diagnostic] = msgspec.field(default_factory=list)
+
+
+class PermissionDeniedData(ErrorData, tag="permission_denied", kw_only=True):
+    """A deny rule (``layer``, ``rule``) refuses loading ``skill``."""
+
+    skill: str | None = None
+    layer: str | None = None
+    rule: str | None = None
+    agent: str | None = None
+
+
+class PermissionRequiredData(ErrorData, tag="permission_required", kw_only=True):
+    """Loading needs the user's approval: ask, then ``permissions.remember`` ``rule``."""
+
+    skill: str | None = None
+    layer: str | None = None
+    rule: str | None = None
+
+
+class PathNotAllowedData(ErrorData, tag="path_not_allowed", kw_only=True):
+    """``file`` is absolute, has ``..``, a NUL or a backslash, or leaves the skill directory."""
+
+    file: str | None = None
+
+
+class ResourceNotFoundData(ErrorData, tag="resource_not_found", kw_only=True):
+    """A contained ``file`` (or the skill's own SKILL.md at ``path``) does not exist."""
+
+    file: str | None = None
+    path: str | None = None
+
+
+class TooLargeData(ErrorData, tag="too_large", kw_only=True):
+    """The file at ``path`` is larger than the daemon reads."""
+
+    path: str | None = None
+
+
+class SessionNotFoundData(ErrorData, tag="session_not_found", kw_only=True):
+    """No open session has this id: open it with ``session.open`` first."""
+
+    session_id: str | None = None
+
+
+class AgentNotFoundData(ErrorData, tag="agent_not_found", kw_only=True):
+    """No agent definition has that name; ``suggestions`` are the closest names."""
+
+    suggestions: list[str] = msgspec.field(default_factory=list)
+
+
+class UnknownSkillReferenceData(ErrorData, tag="unknown_skill_reference", kw_only=True):
+    """Agent ``agent`` (file ``path``) lists a skill ``skill`` that resolves to no skill."""
+
+    agent: str | None = None
+    skill: str | None = None
+    path: str | None = None
+    suggestions: list[str] = msgspec.field(default_factory=list)
+
+
+class InvalidConfigData(ErrorData, tag="invalid_config", kw_only=True):
+    """The config file at ``path`` cannot be used (the message names the key and reason)."""
+
+    path: str | None = None
+
+
+class StateUnreadableData(ErrorData, tag="state_unreadable", kw_only=True):
+    """The state file at ``path`` cannot be read, so it is not overwritten."""
+
+    path: str | None = None
+
+
+class StateWriteFailedData(ErrorData, tag="state_write_failed", kw_only=True):
+    """The state file at ``path`` could not be written; the previous state is kept."""
+
+    path: str | None = None
+
+
+#: The typed ``data`` of each application error kind.
+ERROR_DATA: dict[str, type[ErrorData]] = {
+    "skill_not_found": SkillNotFoundData,
+    "ambiguous_skill": AmbiguousSkillData,
+    "invalid_skill": InvalidSkillData,
+    "permission_denied": PermissionDeniedData,
+    "permission_required": PermissionRequiredData,
+    "path_not_allowed": PathNotAllowedData,
+    "resource_not_found": ResourceNotFoundData,
+    "too_large": TooLargeData,
+    "session_not_found": SessionNotFoundData,
+    "agent_not_found": AgentNotFoundData,
+    "unknown_skill_reference": UnknownSkillReferenceData,
+    "invalid_config": InvalidConfigData,
+    "state_unreadable": StateUnreadableData,
+    "state_write_failed": StateWriteFailedData,
+}
+
+#: Decodes an application error's ``data`` into its kind's type (a tagged union on ``kind``).
+AnyErrorData = (
+    SkillNotFoundData
+    | AmbiguousSkillData
+    | InvalidSkillData
+    | PermissionDeniedData
+    | PermissionRequiredData
+    | PathNotAllowedData
+    | ResourceNotFoundData
+    | TooLargeData
+    | SessionNotFoundData
+    | AgentNotFoundData
+    | UnknownSkillReferenceData
+    | InvalidConfigData
+    | StateUnreadableData
+    | StateWriteFailedData
+)

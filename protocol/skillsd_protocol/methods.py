@@ -1,5 +1,6 @@
-"""The method table: each method's params and result types. Dispatcher, clients and the JSON
-Schema are all derived from it."""
+"""The method table: each method's params and result types, what it does and which
+application errors it may answer with. Dispatcher, clients, the JSON Schema and
+``docs/protocol.md`` are all derived from it."""
 
 from __future__ import annotations
 
@@ -13,35 +14,153 @@ PROTOCOL_VERSION = "1.0"
 
 
 class MethodSpec(msgspec.Struct, frozen=True):
-    """A method's params type and result type (``None`` result means JSON ``null``)."""
+    """A method's params type and result type (``None`` result means JSON ``null``), a one-line
+    summary, and the ``data.kind`` of each application error it may answer with (any method
+    may also answer ``-32602`` for bad params)."""
 
     params: type[msgspec.Struct]
     result: Any
+    summary: str = ""
+    errors: tuple[str, ...] = ()
 
+
+# Catalog-backed methods read the effective config of their cwd, and every method taking a
+# `sessionId` needs that session to be open.
+_CATALOG = ("session_not_found", "invalid_config")
+_REF = ("skill_not_found", "ambiguous_skill", "invalid_skill")
 
 METHODS: dict[str, MethodSpec] = {
-    "initialize": MethodSpec(m.InitializeParams, m.InitializeResult),
-    "shutdown": MethodSpec(m.Params, None),
-    "ping": MethodSpec(m.Params, m.Empty),
-    "skills.list": MethodSpec(m.ListParams, m.ListResult),
-    "skills.search": MethodSpec(m.SearchParams, m.SearchResult),
-    "skills.load": MethodSpec(m.LoadParams, m.LoadResult),
-    "skills.unload": MethodSpec(m.UnloadParams, m.UnloadResult),
-    "skills.readFile": MethodSpec(m.ReadFileParams, m.ReadFileResult),
-    "skills.validate": MethodSpec(m.ValidateParams, m.ValidateResult),
-    "skills.setEnabled": MethodSpec(m.SetEnabledParams, m.SetEnabledResult),
-    "skills.prompt": MethodSpec(m.PromptParams, m.PromptResult),
-    "skills.mentions": MethodSpec(m.MentionsParams, m.MentionsResult),
-    "tools.list": MethodSpec(m.ToolsListParams, m.ToolsListResult),
-    "tools.call": MethodSpec(m.ToolsCallParams, m.ToolsCallResult),
-    "session.open": MethodSpec(m.SessionOpenParams, m.SessionOpenResult),
-    "session.close": MethodSpec(m.SessionCloseParams, m.Empty),
-    "session.compacted": MethodSpec(m.SessionCompactedParams, m.SessionCompactedResult),
-    "context.inspect": MethodSpec(m.InspectParams, m.InspectResult),
-    "permissions.check": MethodSpec(m.CheckParams, m.CheckResult),
-    "permissions.remember": MethodSpec(m.RememberParams, m.Empty),
-    "agents.list": MethodSpec(m.AgentsListParams, m.AgentsListResult),
-    "agents.get": MethodSpec(m.AgentsGetParams, m.AgentsGetResult),
+    "initialize": MethodSpec(
+        m.InitializeParams,
+        m.InitializeResult,
+        "Introduce the client (optional); returns the protocol version and what the daemon offers.",
+    ),
+    "shutdown": MethodSpec(
+        m.Params, None, "Announce that `exit` follows; methods keep working until then."
+    ),
+    "ping": MethodSpec(m.Params, m.Empty, "Liveness check."),
+    "skills.list": MethodSpec(
+        m.ListParams,
+        m.ListResult,
+        "The catalog of a cwd: valid skills, invalid ones with why, and scan diagnostics.",
+        _CATALOG,
+    ),
+    "skills.search": MethodSpec(
+        m.SearchParams,
+        m.SearchResult,
+        "Rank enabled skills for a query: exact path > exact name > prefix > relevance.",
+        _CATALOG,
+    ),
+    "skills.load": MethodSpec(
+        m.LoadParams,
+        m.LoadResult,
+        "Load a skill for the model (permission-checked; a repeat load returns a reminder).",
+        (
+            *_REF,
+            "permission_denied",
+            "permission_required",
+            "too_large",
+            "resource_not_found",
+            *_CATALOG,
+        ),
+    ),
+    "skills.unload": MethodSpec(
+        m.UnloadParams,
+        m.UnloadResult,
+        "Forget a loaded skill in a session and revoke the rules its `allowed-tools` granted.",
+        (*_REF, *_CATALOG),
+    ),
+    "skills.readFile": MethodSpec(
+        m.ReadFileParams,
+        m.ReadFileResult,
+        "Read a file inside a skill directory (paged; base64 when not UTF-8).",
+        (*_REF, "path_not_allowed", "resource_not_found", *_CATALOG),
+    ),
+    "skills.validate": MethodSpec(
+        m.ValidateParams,
+        m.ValidateResult,
+        "Validate one skill directory or SKILL.md, in strict or lenient mode.",
+        ("skill_not_found",),
+    ),
+    "skills.setEnabled": MethodSpec(
+        m.SetEnabledParams,
+        m.SetEnabledResult,
+        "Enable or disable a skill for the user (state file) or for one session.",
+        (*_REF, "state_unreadable", "state_write_failed", *_CATALOG),
+    ),
+    "skills.prompt": MethodSpec(
+        m.PromptParams,
+        m.PromptResult,
+        "Render the catalog (or a session's loaded skills) for a system prompt, within budget.",
+        _CATALOG,
+    ),
+    "skills.mentions": MethodSpec(
+        m.MentionsParams,
+        m.MentionsResult,
+        "Find and resolve `$skill` and `[$skill](path)` mentions in a text.",
+        _CATALOG,
+    ),
+    "tools.list": MethodSpec(
+        m.ToolsListParams, m.ToolsListResult, "Ready-made tool definitions for the model."
+    ),
+    "tools.call": MethodSpec(
+        m.ToolsCallParams,
+        m.ToolsCallResult,
+        "Run one model tool call; failures come back as `isError` text, never as errors.",
+    ),
+    "session.open": MethodSpec(
+        m.SessionOpenParams,
+        m.SessionOpenResult,
+        "Open a session (an unknown `sessionId` creates it; a known one resumes it).",
+    ),
+    "session.close": MethodSpec(
+        m.SessionCloseParams,
+        m.Empty,
+        "Close a session: its grants are revoked and its memory dropped.",
+        ("session_not_found",),
+    ),
+    "session.compacted": MethodSpec(
+        m.SessionCompactedParams,
+        m.SessionCompactedResult,
+        "The client dropped context: forget loaded skills not in `retain`.",
+        ("session_not_found",),
+    ),
+    "context.inspect": MethodSpec(
+        m.InspectParams,
+        m.InspectResult,
+        "What a session holds and how the cwd's catalog is kept fresh.",
+        _CATALOG,
+    ),
+    "permissions.check": MethodSpec(
+        m.CheckParams,
+        m.CheckResult,
+        "Evaluate a tool call against the six policy layers.",
+        _CATALOG,
+    ),
+    "permissions.remember": MethodSpec(
+        m.RememberParams,
+        m.Empty,
+        "Remember the user's answer for a rule, for the session or always.",
+        ("session_not_found", "state_unreadable", "state_write_failed"),
+    ),
+    "agents.list": MethodSpec(
+        m.AgentsListParams,
+        m.AgentsListResult,
+        "Agent definitions of a cwd, and the ones that cannot be used.",
+        ("invalid_config",),
+    ),
+    "agents.get": MethodSpec(
+        m.AgentsGetParams,
+        m.AgentsGetResult,
+        "One agent with its skills resolved; `render` adds its system prompt.",
+        (
+            "agent_not_found",
+            "unknown_skill_reference",
+            "ambiguous_skill",
+            "permission_denied",
+            "invalid_config",
+        ),
+    ),
 }
 
 #: Notifications: client->server ones first, then the server's.
@@ -51,4 +170,16 @@ NOTIFICATIONS: dict[str, type[msgspec.Struct]] = {
     "$/cancelRequest": m.CancelParams,
     "$/progress": m.ProgressParams,
     "skills.changed": m.SkillsChangedParams,
+}
+
+#: The notifications the daemon sends (the others are the client's).
+SERVER_NOTIFICATIONS: frozenset[str] = frozenset({"$/progress", "skills.changed"})
+
+#: A one-line summary of each notification.
+NOTIFICATION_SUMMARIES: dict[str, str] = {
+    "initialized": "The client finished initializing (optional).",
+    "exit": "Close the connection once in-flight requests are answered (stdio: the daemon exits).",
+    "$/cancelRequest": "Cancel request `id`: it is answered with -32800 unless already done.",
+    "$/progress": "Progress of a request whose params carried `_meta.progressToken`.",
+    "skills.changed": "A catalog this connection listed changed (ids added, removed, changed).",
 }

@@ -12,8 +12,14 @@ from typing import Any
 
 import msgspec
 
-from skillsd_protocol.errors import KIND_CODES, ErrorCode
-from skillsd_protocol.methods import METHODS, NOTIFICATIONS, PROTOCOL_VERSION
+from skillsd_protocol.errors import ERROR_DATA, KIND_CODES, ErrorCode, ErrorObject
+from skillsd_protocol.methods import (
+    METHODS,
+    NOTIFICATION_SUMMARIES,
+    NOTIFICATIONS,
+    PROTOCOL_VERSION,
+    SERVER_NOTIFICATIONS,
+)
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 
@@ -23,13 +29,19 @@ def _ref_name(t: Any) -> str:
 
 
 def build_schema() -> dict[str, Any]:
-    """Build the schema: every type under ``$defs`` and a method table pointing at them."""
+    """Build the schema: every type under ``$defs`` and a method table pointing at them.
+
+    ``errorObject`` is the JSON-RPC error object, ``errorData`` the ``data`` type of each error
+    kind (tagged by ``kind``), and ``documentation`` each method's summary and error kinds and
+    each notification's summary and direction."""
     types: list[Any] = []
     for spec in METHODS.values():
         types.append(spec.params)
         if spec.result is not None:
             types.append(spec.result)
     types.extend(NOTIFICATIONS.values())
+    types.append(ErrorObject)
+    types.extend(ERROR_DATA.values())
     _, components = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
 
     def ref(t: Any) -> dict[str, Any]:
@@ -46,6 +58,23 @@ def build_schema() -> dict[str, Any]:
         "notifications": {name: {"params": ref(t)} for name, t in NOTIFICATIONS.items()},
         "errorCodes": {code.name: int(code) for code in ErrorCode},
         "errorKinds": {kind: int(code) for kind, code in KIND_CODES.items()},
+        "errorObject": ref(ErrorObject),
+        "errorData": {kind: ref(t) for kind, t in ERROR_DATA.items()},
+        "documentation": {
+            "methods": {
+                name: {"summary": spec.summary, "errors": list(spec.errors)}
+                for name, spec in METHODS.items()
+            },
+            "notifications": {
+                name: {
+                    "summary": NOTIFICATION_SUMMARIES[name],
+                    "direction": (
+                        "serverToClient" if name in SERVER_NOTIFICATIONS else "clientToServer"
+                    ),
+                }
+                for name in NOTIFICATIONS
+            },
+        },
         "$defs": components,
     }
 

@@ -1,0 +1,4 @@
+/** The skillsd TypeScript client: `SkillsdClient` and the protocol's generated types. */
+
+export * from "./client.js";
+export * from "./protocol.js";
