@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import msgspec
 import pytest
@@ -13,6 +11,7 @@ from skillsd_protocol import METHODS, NOTIFICATIONS, ResourceCounts, SkillMetada
 from skillsd_protocol.errors import KIND_CODES, ErrorCode
 from skillsd_protocol.messages import SearchParams
 from skillsd_protocol.schema import SCHEMA_PATH, build_schema, render_schema
+from tests.import_isolation import imported_in_isolation
 
 
 def test_checked_in_schema_is_current() -> None:
@@ -33,20 +32,11 @@ def test_schema_covers_every_method_and_notification() -> None:
 
 
 def test_protocol_imports_nothing_but_msgspec() -> None:
-    # Block every third-party module except msgspec, then import the whole package.
-    code = (
-        "import sys, importlib.abc\n"
-        "class Block(importlib.abc.MetaPathFinder):\n"
-        "    def find_spec(self, name, path, target=None):\n"
-        "        if name.split('.')[0] in {'yaml','watchdog','platformdirs','skillsd'}:\n"
-        "            raise ImportError('blocked ' + name)\n"
-        "sys.meta_path.insert(0, Block())\n"
-        "import skillsd_protocol, skillsd_protocol.schema, skillsd_protocol.messages\n"
-        "print('ok')\n"
+    out = imported_in_isolation(
+        {"msgspec", "skillsd_protocol"},
+        "import skillsd_protocol, skillsd_protocol.schema, skillsd_protocol.messages\nprint('ok')",
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
+    assert out.strip() == "ok"
 
 
 def test_wire_names_are_camel_case_and_optional_fields_omitted() -> None:

@@ -7,7 +7,6 @@ import importlib.util
 import inspect
 import os
 import re
-import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ import skillsd_client
 from skillsd.daemon import runtime_paths
 from skillsd_client import AsyncClient, Client
 from skillsd_protocol import METHODS
+from tests.import_isolation import imported_in_isolation
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,23 +67,14 @@ def test_readme_names_every_method() -> None:
 
 def test_client_imports_only_msgspec_protocol_and_stdlib() -> None:
     # Any module outside the standard library, msgspec and the two packages is refused.
-    code = (
-        "import sys, importlib.abc\n"
-        "allowed = set(sys.stdlib_module_names) | {'msgspec', 'skillsd_protocol', "
-        "'skillsd_client', '_distutils_hack'}\n"
-        "class Block(importlib.abc.MetaPathFinder):\n"
-        "    def find_spec(self, name, path, target=None):\n"
-        "        if name.split('.')[0] not in allowed:\n"
-        "            raise ImportError('blocked ' + name)\n"
-        "sys.meta_path.insert(0, Block())\n"
+    out = imported_in_isolation(
+        {"msgspec", "skillsd_protocol", "skillsd_client"},
         "import skillsd_client\n"
         "from skillsd_client import _async_client, _connect, _errors, _methods, _sync_client\n"
         "from skillsd_client import _transport\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'skillsd'))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'skillsd'))",
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert out.strip() == "[]"
 
 
 def test_public_names_are_exported() -> None:
