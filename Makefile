@@ -43,3 +43,13 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# Hardening long runs (docs/security.md): fuzzers at 20x their examples, a soak of
+# SKILLSD_SOAK_SECONDS (default 120) with SKILLSD_SOAK_CLIENTS (default 16) clients, RSS growth
+# checked; the soak report goes to build/soak-report.json. Bounded by SOAK_TIMEOUT seconds.
+SOAK_TIMEOUT ?= 1800
+.PHONY: soak
+soak: $(TEST_STAMP)
+	mkdir -p build
+	SKILLSD_LONG=1 SKILLSD_SOAK_REPORT="$(abspath build/soak-report.json)" \
+		timeout $(SOAK_TIMEOUT) $(PY) -m pytest -p no:cacheprovider tests/hardening

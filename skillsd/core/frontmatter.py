@@ -36,6 +36,8 @@ _BOM = b"\xef\xbb\xbf"
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _DELIMITER = b"---"
 _BLANKS = b" \t"
+#: The byte sequences a file's first bytes are matched against to classify it.
+_OPENINGS = (_BOM + _DELIMITER, _DELIMITER, *_UTF16_BOMS)
 
 
 class FrontmatterError(Exception):
@@ -94,12 +96,12 @@ def locate_frontmatter(
     """
     start = 3 if data.startswith(_BOM) else 0
     if not data.startswith(_DELIMITER, start):
+        if not at_eof and any(opening.startswith(data) for opening in _OPENINGS):
+            return None  # too few bytes yet to tell how the file starts
         if data.startswith(_UTF16_BOMS):
             raise FrontmatterError(
                 "encoding.invalid", "SKILL.md is UTF-16 encoded; it must be UTF-8"
             )
-        if not data and not at_eof:
-            return None
         raise FrontmatterError(
             "frontmatter.missing",
             "SKILL.md must start with a '---' line opening the YAML frontmatter",

@@ -27,6 +27,7 @@ __all__ = [
     "SKILL_LOAD",
     "Check",
     "Decision",
+    "Glob",
     "Layer",
     "Policy",
     "Rule",
@@ -67,31 +68,32 @@ class Rule:
     key: str
     tool: str
     specifier: str | None
-    _tool_re: re.Pattern[str] | None
-    _spec_re: re.Pattern[str] | None
+    _tool_glob: Glob | None
+    _spec_glob: Glob | None
     #: True for the command form ``cmd:*``.
     command: bool
 
     def matches(self, tool: str, input: str | None, polarity: Polarity = "all") -> bool:
         """Does the rule cover a call of ``tool`` with ``input``?"""
         name = canonical_tool(tool)
-        if self._tool_re is None:
+        if self._tool_glob is None:
             if name != self.tool:
                 return False
-        elif self._tool_re.fullmatch(name) is None:
+        elif not self._tool_glob.fullmatch(name):
             return False
-        if self._spec_re is None:
+        spec = self._spec_glob
+        if spec is None:
             return True
         if input is None:
             return False
         if self.tool == SKILL_LOAD:
             input = input.strip().lower()
         if not self.command:
-            return self._spec_re.fullmatch(input) is not None
+            return spec.fullmatch(input)
         commands = split_commands(input)
         if not commands:
             return False
-        hits = (self._spec_re.fullmatch(c) is not None for c in commands)
+        hits = (spec.command_match(c) for c in commands)
         return any(hits) if polarity == "any" else all(hits)
 
 
@@ -101,8 +103,62 @@ def canonical_tool(tool: str) -> str:
     return _ALIASES.get(name, name)
 
 
-def _glob(pattern: str) -> str:
-    return ".*".join(re.escape(part) for part in pattern.split("*"))
+class Glob:
+    """A specifier glob (``*`` matches any run of characters, newlines included).
+
+    Matched by ordered substring search, not by a regex: a regex built from ``*a*a*a*b``
+    backtracks polynomially on a long run of ``a`` (minutes for a few hundred characters), and
+    the patterns come from skill authors' ``allowed-tools`` while the inputs come from clients.
+    Here each segment is found once, left to right, so a match costs O(len(input) * segments).
+    """
+
+    __slots__ = ("_head", "_middle", "_star", "_tail", "_tail_then_space")
+
+    def __init__(self, pattern: str) -> None:
+        parts = pattern.split("*")
+        self._star = len(parts) > 1
+        self._head = parts[0]
+        self._middle = tuple(p for p in parts[1:-1] if p)
+        self._tail = parts[-1] if self._star else ""
+        self._tail_then_space = re.compile(re.escape(self._tail) + r"\s")
+
+    def _middle_end(self, text: str, start: int, stop: int) -> int:
+        """Where the middle segments end when placed leftmost in ``text[start:stop]``, or -1.
+
+        Leftmost placement leaves the most room for what follows, so it fails only when no
+        placement can succeed."""
+        pos = start
+        for segment in self._middle:
+            hit = text.find(segment, pos, stop)
+            if hit < 0:
+                return -1
+            pos = hit + len(segment)
+        return pos
+
+    def fullmatch(self, text: str) -> bool:
+        """Does the glob match all of ``text``?"""
+        if not self._star:
+            return text == self._head
+        head, tail = self._head, self._tail
+        if len(text) < len(head) + len(tail):
+            return False
+        if not (text.startswith(head) and text.endswith(tail)):
+            return False
+        return self._middle_end(text, len(head), len(text) - len(tail)) >= 0
+
+    def command_match(self, text: str) -> bool:
+        """The command form ``cmd:*``: the glob matches ``text``, or a prefix of it that is
+        followed by whitespace (the arguments)."""
+        if self.fullmatch(text):
+            return True
+        head = self._head
+        if not text.startswith(head):
+            return False
+        if not self._star:
+            return len(text) > len(head) and text[len(head)].isspace()
+        end = self._middle_end(text, len(head), len(text))
+        # The tail must sit at or after the middle's end and be followed by whitespace.
+        return end >= 0 and self._tail_then_space.search(text, end) is not None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -121,11 +177,11 @@ def parse_rule(text: str) -> Rule:
             else f"rule {text!r} has no tool name before '('"
         )
     tool = canonical_tool(tool_text)
-    tool_re = re.compile(_glob(tool), re.DOTALL) if "*" in tool else None
+    tool_glob = Glob(tool) if "*" in tool else None
     if not paren:
         if ")" in stripped:
             raise RuleError(f"rule {text!r} has ')' without '('")
-        return Rule(stripped, tool, tool, None, tool_re, None, command=False)
+        return Rule(stripped, tool, tool, None, tool_glob, None, command=False)
     if not rest.endswith(")"):
         raise RuleError(f"rule {text!r} must end with ')' closing its specifier")
     specifier = rest[:-1].strip()
@@ -145,11 +201,11 @@ def parse_rule(text: str) -> Rule:
         prefix = specifier[:-2].strip()
         if not prefix:
             raise RuleError(f"rule {text!r}: ':*' needs a command before it, as in 'git:*'")
-        spec_re = re.compile(rf"(?:{_glob(prefix)})(?:\s.*)?", re.DOTALL)
+        spec_glob = Glob(prefix)
     else:
-        spec_re = re.compile(_glob(specifier), re.DOTALL)
+        spec_glob = Glob(specifier)
     key = f"{tool}({specifier})"
-    return Rule(stripped, key, tool, specifier, tool_re, spec_re, command=command)
+    return Rule(stripped, key, tool, specifier, tool_glob, spec_glob, command=command)
 
 
 def rule_problem(text: str) -> str | None:

@@ -274,8 +274,12 @@ def read_resource(
         if (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino) or not stat.S_ISREG(fst.st_mode):
             raise _refuse(file, "changed while being opened")
         size = fst.st_size
-        f.seek(offset)
-        data = f.read(window) if window else b""
+        # An offset past the end reads nothing; seeking there could overflow an off_t.
+        if window and offset < size:
+            f.seek(offset)
+            data = f.read(window)
+        else:
+            data = b""
     end = offset + len(data)
     encoding, content, used = _encode_window(data, at_eof=end >= size)
     return ReadFileResult(

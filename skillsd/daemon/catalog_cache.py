@@ -55,6 +55,8 @@ class CachedCatalog:
     #: Paths reported by events not yet applied (None: rescan everything).
     pending: set[str] | None = field(default_factory=set)
     dirty: bool = False
+    #: A directory's access changed: set the watches up again before the next rebuild.
+    renew_watches: bool = False
     timer: asyncio.TimerHandle | None = None
     building: asyncio.Future[Catalog] | None = None
     listeners: set[Listener] = field(default_factory=set)
@@ -160,6 +162,10 @@ class CatalogCache:
         if progress is not None:
             progress(f"Scanning {len(entry.plan.roots)} skill roots", 0.0)
         try:
+            if entry.renew_watches and entry.sub is not None and self._watch is not None:
+                # Before the (full) rebuild, so nothing changed in between goes unseen.
+                entry.renew_watches = False
+                await asyncio.to_thread(self._watch.renew, entry.sub)
             catalog = await asyncio.to_thread(self._build, entry, previous, pending)
             if entry.sub is None or previous is None or pending is None:
                 await asyncio.to_thread(self._rewatch, entry, catalog)
@@ -219,7 +225,10 @@ class CatalogCache:
             entry.mode, entry.reason = "stat", "file watching disabled"
             return
         if entry.sub is None:
-            entry.sub = Subscription(on_event=functools.partial(self._on_event, entry))
+            entry.sub = Subscription(
+                on_event=functools.partial(self._on_event, entry),
+                on_access_change=functools.partial(self._on_access_change, entry),
+            )
         self._watch.update(entry.sub, targets)
         if entry.sub.failure is not None:
             entry.mode, entry.reason = "stat", entry.sub.failure
@@ -233,6 +242,15 @@ class CatalogCache:
         relevant = [p for p in paths if self._relevant(entry, p)]
         if relevant and self._loop is not None and not self._loop.is_closed():
             self._loop.call_soon_threadsafe(self._note_event, entry, relevant)
+
+    def _on_access_change(self, entry: CachedCatalog) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._note_access_change, entry)
+
+    def _note_access_change(self, entry: CachedCatalog) -> None:
+        entry.renew_watches = True
+        entry.pending = None  # a folder that became readable may hold any number of skills
+        self._note_event(entry, [])
 
     @staticmethod
     def _relevant(entry: CachedCatalog, path: str) -> bool:

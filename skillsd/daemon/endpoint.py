@@ -158,6 +158,8 @@ _RESULT_HEAD = b'{"jsonrpc":"2.0","id":'
 _RESULT_MID = b',"result":'
 _NULL = b"null"
 _EMPTY_OBJECT = b"{}"
+_TOO_DEEP = "JSON nested too deeply"
+_BAD_PARAMS = 'Invalid Request: "params" must be an object or an array'
 
 
 def _error_payload(id_: Any, code: int, message: str, data: Any = UNSET) -> bytes:
@@ -532,6 +534,16 @@ class Connection:
     # -- dispatch --------------------------------------------------------------------------
 
     def _handle_message(self, body: bytes) -> None:
+        # msgspec checks UTF-8 only in the parts it decodes: bytes in a skipped field or a
+        # Raw params would slip through (or raise UnicodeDecodeError later, killing the
+        # connection). ASCII bodies, the common case, need no check at all.
+        if not body.isascii():
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                reason = f"Parse error: invalid UTF-8 at byte {exc.start}"
+                self._send(_error_payload(None, ErrorCode.PARSE_ERROR, reason))
+                return
         try:
             message = _MESSAGE_DECODER.decode(body)
         except msgspec.ValidationError:
@@ -539,6 +551,9 @@ class Connection:
             return
         except msgspec.DecodeError as exc:
             self._send(_error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}"))
+            return
+        except RecursionError:  # a few KiB of '[' would otherwise kill the connection
+            self._send(_error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {_TOO_DEEP}"))
             return
         if type(message) is _Request:
             self._dispatch(message, None)
@@ -578,6 +593,8 @@ class Connection:
             obj = _ANY_DECODER.decode(body)
         except msgspec.DecodeError as exc:  # pragma: no cover - the typed decoder parsed it
             return _error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+        except RecursionError:  # the typed decoder stopped before the deep part
+            return _error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {_TOO_DEEP}")
         id_, message = _explain_invalid(obj)
         return _error_payload(id_, ErrorCode.INVALID_REQUEST, message)
 
@@ -633,6 +650,8 @@ class Connection:
             return self._decode_empty(handler)
         try:
             return handler.decoder.decode(raw)
+        except RecursionError:
+            raise InvalidParams(f"Invalid params for {handler.method}: {_TOO_DEEP}") from None
         except msgspec.ValidationError as exc:
             first = memoryview(raw)[0:1].tobytes()
             if first == b"[":
@@ -643,9 +662,7 @@ class Connection:
                     "(named parameters), not an array"
                 ) from None
             if first != b"{":
-                raise InvalidRequest(
-                    'Invalid Request: "params" must be an object or an array'
-                ) from None
+                raise InvalidRequest(_BAD_PARAMS) from None
             raise InvalidParams(f"Invalid params for {handler.method}: {exc}") from None
 
     @staticmethod
@@ -660,8 +677,13 @@ class Connection:
             params = _CANCEL_DECODER.decode(request.params or _EMPTY_OBJECT)
         except msgspec.ValidationError as exc:
             if request.id is not UNSET:
-                message = f"Invalid params for {CANCEL_METHOD}: {exc}"
-                self._reply(batch, _error_payload(request.id, ErrorCode.INVALID_PARAMS, message))
+                if memoryview(request.params)[0:1].tobytes() not in (b"", b"{", b"["):
+                    # As for every method: a scalar `params` makes the request itself invalid.
+                    payload = _error_payload(request.id, ErrorCode.INVALID_REQUEST, _BAD_PARAMS)
+                else:
+                    message = f"Invalid params for {CANCEL_METHOD}: {exc}"
+                    payload = _error_payload(request.id, ErrorCode.INVALID_PARAMS, message)
+                self._reply(batch, payload)
             return
         task = self._inflight.get(_id_key(params.id))
         if task is not None and not task.done():

@@ -10,9 +10,11 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from watchdog import events
 from watchdog.events import (
     DirCreatedEvent,
     DirDeletedEvent,
@@ -31,6 +33,17 @@ from watchdog.observers.api import BaseObserver, ObservedWatch
 
 log = logging.getLogger(__name__)
 
+# watchdog's inotify backend warns whenever a directory re-created at a watched path gets its
+# watch again (routine under churn: a checkout, an editor's save dance). The warning text holds
+# the repr of every watch, so each one is unique, never deduplicated, and tens of KiB long:
+# under churn the daemon's log grew by megabytes. The situation is handled; drop the noise.
+warnings.filterwarnings(
+    "ignore",
+    message="Callback with id",
+    category=RuntimeWarning,
+    module=r"watchdog\.observers\.inotify",
+)
+
 #: (path, recursive) pairs one catalog needs watched.
 WatchTarget = tuple[str, bool]
 
@@ -48,18 +61,31 @@ _CHANGES: list[type[FileSystemEvent]] = [
     DirDeletedEvent,
     DirMovedEvent,
     DirModifiedEvent,
+    # A chmod can make a folder or a SKILL.md readable or unreadable: a catalog change.
+    # watchdog >= 5 reports it as its own event types (before, as a modification).
+    *(
+        cls
+        for cls in (
+            getattr(events, "DirAttribEvent", None),
+            getattr(events, "FileAttribEvent", None),
+        )
+        if cls is not None
+    ),
 ]
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, on_event: Callable[[list[str]], None]) -> None:
-        self._on_event = on_event
+    def __init__(self, sub: Subscription) -> None:
+        self._on_event = sub.on_event
+        self._on_access_change = sub.on_access_change
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         paths = [os.fsdecode(event.src_path)]
         if event.dest_path:
             paths.append(os.fsdecode(event.dest_path))
         self._on_event(paths)
+        if event.event_type == "attrib" and event.is_directory and self._on_access_change:
+            self._on_access_change()
 
 
 @dataclass
@@ -68,6 +94,9 @@ class Subscription:
 
     #: Called on the observer thread with the paths an event touched.
     on_event: Callable[[list[str]], None]
+    #: Called on the observer thread when a directory's mode or owner changed: one that could
+    #: not be read when the watches were set up has no watch of its own yet (see `renew`).
+    on_access_change: Callable[[], None] | None = None
     watches: dict[WatchTarget, ObservedWatch] = field(default_factory=dict)
     failure: str | None = None
 
@@ -115,7 +144,7 @@ class WatchService:
                 return
             for target in set(sub.watches) - wanted:
                 self._unschedule(observer, sub.watches.pop(target))
-            handler = _Handler(sub.on_event)
+            handler = _Handler(sub)
             failure = None
             for target in sorted(wanted - set(sub.watches)):
                 path, recursive = target
@@ -133,6 +162,13 @@ class WatchService:
                 except OSError as exc:
                     failure = f"cannot watch {path}: {exc.strerror or exc}"
             sub.failure = failure
+
+    def renew(self, sub: Subscription) -> None:
+        """Set ``sub``'s watches up again: recursive watches skip directories they cannot read
+        and never revisit them, so one made readable later is only watched after this."""
+        targets = list(sub.watches)
+        self.cancel(sub)
+        self.update(sub, targets)
 
     def cancel(self, sub: Subscription) -> None:
         with self._lock:
