@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 #: Modules under ``skillsd.cli`` that add subcommands; each has ``register(subparsers)`` and
 #: sets ``func`` (taking the parsed args, returning the exit status) on its parsers.
-_COMMAND_MODULES = ("validate", "catalog", "daemon", "doctor")
+_COMMAND_MODULES = ("validate", "catalog", "daemon", "doctor", "ui")
 
 
 def build_parser() -> argparse.ArgumentParser:

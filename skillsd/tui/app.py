@@ -1,0 +1,492 @@
+"""`SkillsApp`: the terminal skills picker, a Textual app driving the daemon as a client.
+
+It is a host like any other: it connects through ``skillsd_client`` (by default to the shared
+per-user daemon, started if needed), opens its own session, lists the cwd's catalog with that
+session, searches with ``skills.search`` as the user types, toggles skills with
+``skills.setEnabled`` and re-lists whenever the daemon sends ``skills.changed``. Nothing here
+reads skill files itself.
+
+Every daemon call runs in a Textual worker; the workers of one kind are exclusive, so a newer
+keystroke or selection cancels the older request (the client cancels it at the daemon too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Awaitable, Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, TabPane, Tree
+
+from skillsd import __version__
+from skillsd.tui.detail import SkillDetail, fetch_detail
+from skillsd.tui.dialogs import Choice, ChoiceDialog, FileDialog
+from skillsd.tui.panes import DetailPane, ErrorsPane, SkillList, display_path
+from skillsd_client import AsyncClient, ClientError, Notification
+from skillsd_protocol import SkillMetadata
+from skillsd_protocol.messages import ClientInfo, ListResult, SearchResult, SkillsChangedParams
+
+__all__ = ["Connector", "SkillsApp", "shared_connector"]
+
+#: Opens a connection to a daemon; the app calls it on start and on every reconnect.
+Connector = Callable[[], Awaitable[AsyncClient]]
+
+#: Seconds any one request may take before the picker gives up on it (and says so).
+REQUEST_TIMEOUT = 30.0
+#: The status while all is well (the top bar shows any other status first).
+CONNECTED = "connected"
+#: The most hits one search shows (the daemon clamps larger limits to this anyway).
+SEARCH_LIMIT = 50
+
+
+def shared_connector(socket_path: str | os.PathLike[str] | None = None) -> Connector:
+    """Connect to the shared per-user daemon (or the one on ``socket_path``), starting it
+    when nobody is listening."""
+
+    async def connect() -> AsyncClient:
+        return await AsyncClient.connect_shared(socket_path, timeout=REQUEST_TIMEOUT)
+
+    return connect
+
+
+class SearchInput(Input):
+    """The search box: down or enter moves to the results."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("down", "app.focus_list", "Results", show=False),
+        Binding("enter", "app.focus_list", "Results", show=False),
+    ]
+
+
+class SkillsApp(App[None]):
+    """The skills picker for one cwd. ``connect`` opens the daemon connection (default: the
+    shared daemon); tests inject one that reaches a daemon on a temporary tree."""
+
+    TITLE = "skillsd"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    #topbar { height: 1; background: $panel; padding: 0 1; }
+    #search { height: 1; border: none; padding: 0 1; background: $surface; }
+    #search:focus { background: $boost; }
+    TabbedContent { height: 1fr; }
+    TabPane { padding: 0; }
+    SkillList {
+        width: 2fr; min-width: 30; height: 1fr; border: none;
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    SkillList:focus { border: none; }
+    DetailPane { width: 3fr; height: 1fr; padding: 0 1; border-left: solid $panel-lighten-2; }
+    #resources { height: auto; max-height: 12; }
+    ErrorsPane { padding: 0 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_search", "Search"),
+        Binding("space", "toggle_enabled", "Toggle"),
+        Binding("a", "approve", "Approve"),
+        Binding("e", "errors", "Errors"),
+        Binding("r", "reload", "Reload"),
+        Binding("q", "quit", "Quit"),
+        Binding("escape", "leave", "Back", show=False),
+    ]
+
+    class CatalogChanged(Message):
+        """The daemon sent ``skills.changed`` for some cwd."""
+
+        def __init__(self, params: SkillsChangedParams) -> None:
+            super().__init__()
+            self.params = params
+
+    class Disconnected(Message):
+        """The connection to the daemon ended without the app closing it."""
+
+    def __init__(self, cwd: str | os.PathLike[str] = ".", *, connect: Connector | None = None):
+        super().__init__()
+        self.cwd = os.path.abspath(os.fspath(cwd))
+        self._connector = connect or shared_connector()
+        self.client: AsyncClient | None = None
+        self.session_id: str | None = None
+        #: The last ``skills.list`` result, and the last search (None while the box is empty).
+        self.catalog: ListResult | None = None
+        self.search_result: SearchResult | None = None
+        self.search_text = ""
+        #: What the detail pane shows.
+        self.detail: SkillDetail | None = None
+        self.status = "starting"
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="topbar")
+        yield SearchInput(placeholder="/ search skills (skills.search)", id="search")
+        with TabbedContent(initial="skills-tab"):
+            with TabPane("Skills", id="skills-tab"), Horizontal():
+                yield SkillList(id="skills")
+                yield DetailPane(id="detail")
+            with TabPane("Errors", id="errors-tab"):
+                yield ErrorsPane(id="errors")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(SkillList).show_message("connecting to skillsd…")
+        self.query_one(DetailPane).show_message("")
+        self._show_topbar()
+        self.query_one(SkillList).focus()
+        self.connect()
+
+    def _show_topbar(self) -> None:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("skillsd ui ", style="bold")
+        if self.status != CONNECTED:
+            # First, so that a narrow terminal cuts the counts, never the connection state.
+            text.append(f"{self.status} · ", style="bold yellow")
+        text.append(display_path(self.cwd))
+        catalog = self.catalog
+        if catalog is not None:
+            valid = len(catalog.skills)
+            enabled = sum(s.enabled for s in catalog.skills)
+            text.append(f" · {valid} skills, {enabled} enabled", style="dim")
+            if catalog.errors:
+                text.append(f" · {len(catalog.errors)} invalid", style="red")
+            text.append(f" · gen {catalog.generation}", style="dim")
+        self.query_one("#topbar", Static).update(text)
+
+    def _set_status(self, status: str) -> None:
+        self.status = status
+        self._show_topbar()
+
+    # -- connection ------------------------------------------------------------------------
+
+    @work(exclusive=True, group="connection")
+    async def connect(self) -> None:
+        """(Re)connect to the daemon, open the picker's session and list the catalog."""
+        await self._close_client()
+        self._set_status("connecting")
+        try:
+            client = await self._connector()
+        except (ClientError, OSError) as exc:
+            self._set_status("not connected: r retries")
+            self.query_one(SkillList).show_message(f"cannot reach skillsd: {exc}")
+            return
+        self.client = client
+        client.on_notification(self._on_skills_changed, "skills.changed")
+        client.on_close(lambda: self._on_client_closed(client))
+        try:
+            await client.initialize(client_info=ClientInfo(name="skillsd-ui", version=__version__))
+            self.session_id = (await client.session_open(cwd=self.cwd)).session_id
+        except ClientError as exc:
+            self._set_status("not connected: r retries")
+            self.query_one(SkillList).show_message(f"skillsd refused the session: {exc}")
+            return
+        self._set_status(CONNECTED)
+        await self._refresh(force=False)
+
+    def _on_skills_changed(self, note: Notification) -> None:
+        # Runs in the client's reader task: hand over to the app's message queue.
+        if isinstance(note.params, SkillsChangedParams):
+            self.post_message(self.CatalogChanged(note.params))
+
+    def _on_client_closed(self, client: AsyncClient) -> None:
+        if client is self.client:
+            self.post_message(self.Disconnected())
+
+    @on(Disconnected)
+    async def _disconnected(self) -> None:
+        await self._close_client()  # releases the dead connection's transport
+        self._set_status("daemon connection lost: r reconnects")
+
+    @on(CatalogChanged)
+    def _catalog_changed(self, message: CatalogChanged) -> None:
+        listed = self.catalog
+        if listed is None or message.params.cwd in (listed.cwd, self.cwd):
+            self.refresh_catalog()
+
+    async def _close_client(self) -> None:
+        client, session_id = self.client, self.session_id
+        self.client = self.session_id = None
+        if client is None:
+            return
+        if session_id is not None and not client.closed:
+            # The daemon forgets the session when it exits anyway.
+            with contextlib.suppress(ClientError):
+                await client.session_close(session_id=session_id, timeout=2.0)
+        await client.close()
+
+    async def on_unmount(self) -> None:
+        await self._close_client()
+
+    # -- catalog and search ----------------------------------------------------------------
+
+    @work(exclusive=True, group="catalog")
+    async def refresh_catalog(self, force: bool = False) -> None:
+        """Re-list the catalog (and re-run the search) and update every pane."""
+        await self._refresh(force=force)
+
+    async def _refresh(self, *, force: bool) -> None:
+        client = self.client
+        if client is None:
+            return
+        try:
+            catalog = await client.list_skills(
+                cwd=self.cwd, session_id=self.session_id, force_reload=force
+            )
+        except ClientError as exc:
+            self._report("listing skills failed", exc)
+            return
+        self.catalog = catalog
+        self._show_topbar()
+        self.query_one(ErrorsPane).show(catalog.errors, catalog.diagnostics, catalog.cwd)
+        problems = len(catalog.errors) + len(catalog.diagnostics)
+        self.query_one(TabbedContent).get_tab("errors-tab").label = f"Errors ({problems})"
+        if self.search_text:
+            await self._search()
+        else:
+            self._show_catalog()
+
+    def _show_catalog(self) -> None:
+        skills = self.query_one(SkillList)
+        if self.catalog is None:
+            return
+        if not self.catalog.skills:
+            skills.show_message("no skills here (see the Errors tab for invalid ones)")
+            self.query_one(DetailPane).show_message("")
+            self.detail = None
+            return
+        skills.show_catalog(self.catalog.skills, keep=skills.highlighted_id)
+        self._refresh_detail()
+
+    @on(Input.Changed, "#search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        self.search_text = event.value.strip()
+        self.run_search()
+
+    @work(exclusive=True, group="search")
+    async def run_search(self) -> None:
+        """Show the ranked hits for the search box (or the whole catalog when it is empty)."""
+        await self._search()
+
+    async def _search(self) -> None:
+        skills = self.query_one(SkillList)
+        query, client = self.search_text, self.client
+        if not query:
+            self.search_result = None
+            self._show_catalog()
+            return
+        if client is None:
+            return
+        try:
+            result = await client.search(
+                query=query, cwd=self.cwd, limit=SEARCH_LIMIT, session_id=self.session_id
+            )
+        except ClientError as exc:
+            self._report("search failed", exc)
+            return
+        if query != self.search_text:
+            return  # typed on meanwhile; the newer search shows its own hits
+        self.search_result = result
+        if result.results:
+            skills.show_hits(result.results, result.count, result.truncated, skills.highlighted_id)
+        else:
+            skills.show_message(f"no enabled skill matches {query!r}")
+        self._refresh_detail()
+
+    # -- the detail pane -------------------------------------------------------------------
+
+    def _skill(self, skill_id: str | None) -> SkillMetadata | None:
+        if skill_id is None:
+            return None
+        if self.catalog is not None:
+            for skill in self.catalog.skills:
+                if skill.id == skill_id:
+                    return skill
+        if self.search_result is not None:
+            for hit in self.search_result.results:
+                if hit.skill.id == skill_id:
+                    return hit.skill
+        return None
+
+    @property
+    def selected(self) -> SkillMetadata | None:
+        """The highlighted skill, as the last catalog listed it."""
+        return self._skill(self.query_one(SkillList).highlighted_id)
+
+    def _refresh_detail(self, force: bool = False) -> None:
+        skill = self.selected
+        if skill is None:
+            self.detail = None
+            self.query_one(DetailPane).show_message("no skill selected")
+            return
+        # Unchanged metadata means an unchanged file (mtime and size are in it).
+        if force or self.detail is None or self.detail.skill != skill:
+            self.load_detail(skill)
+
+    @on(OptionList.OptionHighlighted, "#skills")
+    def _highlighted(self) -> None:
+        self._refresh_detail()
+
+    @work(exclusive=True, group="detail")
+    async def load_detail(self, skill: SkillMetadata) -> None:
+        """Fetch and show the decisions and content of ``skill``."""
+        client = self.client
+        if client is None:
+            return
+        try:
+            detail = await fetch_detail(client, skill, cwd=self.cwd, session_id=self.session_id)
+        except ClientError as exc:
+            self.query_one(DetailPane).show_message(f"{skill.name}: {exc}")
+            return
+        self.detail = detail
+        self.query_one(DetailPane).show(detail, self.cwd)
+
+    @on(OptionList.OptionSelected, "#skills")
+    def _selected(self) -> None:
+        pane = self.query_one(DetailPane)
+        if pane.resource_tree.display:
+            pane.resource_tree.focus()
+        else:
+            pane.focus()
+
+    @on(Tree.NodeSelected, "#resources")
+    def _open_resource(self, event: Tree.NodeSelected[str]) -> None:
+        if event.node.data is not None and self.detail is not None:
+            self.open_file(self.detail.skill, event.node.data)
+
+    @work(group="files")
+    async def open_file(self, skill: SkillMetadata, file: str) -> None:
+        """Read ``file`` of ``skill`` with ``skills.readFile`` and show it."""
+        client = self.client
+        if client is None:
+            return
+        try:
+            result = await client.read_file(id=skill.id, file=file, cwd=self.cwd)
+        except ClientError as exc:
+            self._report(f"cannot open {file}", exc)
+            return
+        await self.push_screen(FileDialog(skill.name, result))
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def action_focus_search(self) -> None:
+        self.query_one(TabbedContent).active = "skills-tab"
+        self.query_one("#search", Input).focus()
+
+    def action_focus_list(self) -> None:
+        self.query_one(TabbedContent).active = "skills-tab"
+        self.query_one(SkillList).focus()
+
+    def action_leave(self) -> None:
+        search = self.query_one("#search", Input)
+        if isinstance(self.focused, SkillList) and search.value:
+            search.value = ""  # a second escape clears the search
+        else:
+            self.action_focus_list()
+
+    def action_errors(self) -> None:
+        tabs = self.query_one(TabbedContent)
+        if tabs.active == "errors-tab":
+            self.action_focus_list()
+        else:
+            tabs.active = "errors-tab"
+            self.query_one(ErrorsPane).focus()
+
+    def action_reload(self) -> None:
+        if self.client is None:
+            self.connect()
+        else:
+            self.refresh_catalog(force=True)
+            self._refresh_detail(force=True)
+
+    def action_toggle_enabled(self) -> None:
+        skill = self.selected
+        if skill is None or self.client is None:
+            return
+        verb = "Disable" if skill.enabled else "Enable"
+        dialog = ChoiceDialog(
+            f"{verb} {skill.name}?",
+            display_path(skill.path, self.cwd),
+            [
+                Choice("u", "for you: every session and host (saved in the state file)", "user"),
+                Choice("s", "for this picker session only", "session"),
+            ],
+        )
+
+        def answered(persist: str | None) -> None:
+            if persist == "user" or persist == "session":
+                self.set_enabled(skill, not skill.enabled, persist)
+
+        self.push_screen(dialog, answered)
+
+    @work(group="changes")
+    async def set_enabled(self, skill: SkillMetadata, enabled: bool, persist: str) -> None:
+        """Enable or disable ``skill`` (``persist``: "user" or "session"), then re-list."""
+        client = self.client
+        if client is None:
+            return
+        try:
+            if persist == "session":
+                await client.set_enabled(
+                    id=skill.id,
+                    enabled=enabled,
+                    cwd=self.cwd,
+                    persist="session",
+                    session_id=self.session_id,
+                )
+            else:
+                await client.set_enabled(id=skill.id, enabled=enabled, cwd=self.cwd, persist="user")
+        except ClientError as exc:
+            self._report(f"cannot change {skill.name}", exc)
+            return
+        where = "for you" if persist == "user" else "for this session"
+        self.notify(f"{skill.name} {'enabled' if enabled else 'disabled'} {where}", markup=False)
+        await self._refresh(force=False)
+
+    def action_approve(self) -> None:
+        detail = self.detail
+        if detail is None or self.client is None:
+            return
+        check = detail.load_check
+        dialog = ChoiceDialog(
+            f"Load {detail.skill.name}? ({detail.load_rule})",
+            f"now: {check.decision} by the {check.layer} layer"
+            + (f" ({check.rule})" if check.rule else ""),
+            [
+                Choice("s", "allow for this picker session", "allow session"),
+                Choice("a", "allow always (saved for every session and host)", "allow always"),
+                Choice("d", "deny always (saved for every session and host)", "deny always"),
+            ],
+        )
+
+        def answered(answer: str | None) -> None:
+            if answer is not None:
+                decision, persist = answer.split()
+                self.remember(detail.load_rule, decision, persist)
+
+        self.push_screen(dialog, answered)
+
+    @work(group="changes")
+    async def remember(self, rule: str, decision: str, persist: str) -> None:
+        """Remember the user's answer for ``rule`` and show the new decision."""
+        client, session_id = self.client, self.session_id
+        if client is None or session_id is None:
+            return
+        try:
+            await client.permissions_remember(
+                session_id=session_id,
+                rule=rule,
+                decision="allow" if decision == "allow" else "deny",
+                persist="always" if persist == "always" else "session",
+            )
+        except ClientError as exc:
+            self._report(f"cannot remember {rule}", exc)
+            return
+        self.notify(f"{rule}: {decision} ({persist})", markup=False)
+        self._refresh_detail(force=True)
+
+    def _report(self, what: str, exc: ClientError) -> None:
+        self.notify(f"{what}: {exc}", severity="error", timeout=8, markup=False)

@@ -1,0 +1,324 @@
+"""The picker's panes: the skill list, the detail pane and the errors pane.
+
+Everything shown is built as `rich.text.Text` rather than markup, so a skill's description or
+body containing ``[brackets]`` is shown as written, never interpreted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import OptionList, Static, Tree
+from textual.widgets.option_list import Option, OptionDoesNotExist
+
+from skillsd.tui.detail import SkillDetail, ToolDecision
+from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata
+from skillsd_protocol.messages import CheckResult, SearchHit
+from skillsd_protocol.model import SCOPE_ORDER
+
+__all__ = ["DetailPane", "ErrorsPane", "SkillList", "display_path"]
+
+_DECISION_STYLE = {"allow": "green", "ask": "yellow", "deny": "red"}
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def display_path(path: str, cwd: str | None = None) -> str:
+    """``path`` relative to ``cwd`` when inside it, else with the home directory as ``~``."""
+    if cwd:
+        if path == cwd:
+            return "."
+        if path.startswith(cwd.rstrip(os.sep) + os.sep):
+            return os.path.relpath(path, cwd)
+    home = os.path.expanduser("~")
+    if home not in ("", "/", "~") and path.startswith(home + os.sep):
+        return "~" + path[len(home) :]
+    return path
+
+
+def _warnings(skill: SkillMetadata) -> int:
+    return sum(d.severity != "info" for d in skill.diagnostics)
+
+
+def _row(skill: SkillMetadata, tag: Text | None = None) -> Text:
+    """Two lines: a checkbox, the name and warnings; then ``tag`` (if any) and the description."""
+    line = Text()
+    line.append("[x] " if skill.enabled else "[ ] ", style="green" if skill.enabled else "dim")
+    line.append(skill.name, style="bold" if skill.enabled else "dim strike")
+    count = _warnings(skill)
+    if count:
+        line.append(f" ⚠{count}", style="yellow")
+    if not skill.enabled:
+        line.append(" disabled", style="dim italic")
+    line.append("\n    ")
+    if tag is not None:
+        line.append_text(tag)
+        line.append(" ")
+    line.append(skill.description.replace("\n", " "), style="dim")
+    return line
+
+
+class SkillList(OptionList):
+    """The catalog grouped by scope, or the ranked search hits, one two-line row per skill;
+    an option's id is the skill's id (group headers have none and are disabled)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "select", "Details"),
+    ]
+
+    def show_catalog(self, skills: Sequence[SkillMetadata], keep: str | None) -> None:
+        """Show ``skills`` under one header per scope, keeping skill ``keep`` highlighted."""
+        options: list[Option | None] = []
+        for scope in sorted(SCOPE_ORDER, key=SCOPE_ORDER.__getitem__):
+            members = [s for s in skills if s.scope == scope]
+            if not members:
+                continue
+            enabled = sum(s.enabled for s in members)
+            header = Text(f"{scope} · {len(members)} skills, {enabled} enabled", style="bold")
+            options.append(Option(header, disabled=True))
+            options.extend(Option(_row(s), id=s.id) for s in members)
+        self._replace(options, keep)
+
+    def show_hits(
+        self, hits: Sequence[SearchHit], count: int, truncated: bool, keep: str | None
+    ) -> None:
+        """Show search hits in rank order, each with its scope, match reason and score."""
+        shown = f"{len(hits)} of {count}" if truncated else str(count)
+        header = Text(f"{shown} {'match' if count == 1 else 'matches'} · enabled only")
+        header.stylize("bold")
+        options: list[Option | None] = [Option(header, disabled=True)]
+        for hit in hits:
+            tag = Text(f"{hit.reason} {hit.score:.2f} · {hit.skill.scope}", style="cyan")
+            options.append(Option(_row(hit.skill, tag), id=hit.skill.id))
+        self._replace(options, keep)
+
+    def show_message(self, message: str) -> None:
+        """Replace the rows with one line of text (not connected, nothing found...)."""
+        self._replace([Option(Text(message, style="italic"), disabled=True)], None)
+
+    @property
+    def highlighted_id(self) -> str | None:
+        """The id of the highlighted skill, if a skill row is highlighted."""
+        option = self.highlighted_option
+        return None if option is None else option.id
+
+    def _replace(self, options: Iterable[Option | None], keep: str | None) -> None:
+        self.set_options(options)
+        target = None
+        if keep is not None:
+            try:
+                target = self.get_option_index(keep)
+            except OptionDoesNotExist:
+                target = None
+        if target is None:
+            target = next((i for i, option in enumerate(self.options) if not option.disabled), None)
+        self.highlighted = target
+
+
+def _decision(check: CheckResult) -> Text:
+    text = Text(check.decision, style=f"bold {_DECISION_STYLE[check.decision]}")
+    via = check.layer if check.rule is None else f"{check.layer}: {check.rule}"
+    text.append(f" ({via})", style="dim")
+    if check.granted_by:
+        text.append(f" granted by {', '.join(check.granted_by)}", style="dim")
+    return text
+
+
+def _tool_line(tool: ToolDecision) -> Text:
+    line = Text("  ")
+    line.append(tool.rule, style="bold")
+    line.append("  ")
+    if tool.check is None:
+        line.append(f"not checked: {tool.problem}", style="red")
+        return line
+    line.append_text(_decision(tool.check))
+    loaded = tool.when_loaded
+    if loaded != tool.check.decision:
+        line.append(" → ", style="dim")
+        line.append(f"{loaded} while loaded", style=_DECISION_STYLE.get(loaded or "", ""))
+    return line
+
+
+def _diagnostic_line(diagnostic: Diagnostic, indent: str = "  ") -> Text:
+    line = Text(indent)
+    line.append(diagnostic.severity, style=_SEVERITY_STYLE.get(diagnostic.severity, ""))
+    line.append(f" {diagnostic.code}", style="bold")
+    line.append(f": {diagnostic.message}")
+    return line
+
+
+def _file_tree_paths(files: Sequence[str]) -> dict[str, list[str]]:
+    """Directory (``""`` for the skill's top level) -> the files directly in it."""
+    tree: dict[str, list[str]] = {}
+    for file in files:
+        tree.setdefault(os.path.dirname(file), []).append(file)
+    return tree
+
+
+class DetailPane(VerticalScroll, can_focus=True):
+    """One skill: summary, diagnostics, load permission, allowed tools with their decisions,
+    resource tree (enter opens a file) and the content ``skills.load`` renders."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="summary")
+        yield Static(id="permissions")
+        yield Static(id="resources-title")
+        tree: Tree[str] = Tree("files", id="resources")
+        tree.show_root = False
+        yield tree
+        yield Static(id="content")
+
+    def show_message(self, message: str) -> None:
+        """Clear the pane and show ``message``."""
+        self.query_one("#summary", Static).update(Text(message, style="italic"))
+        for name in ("permissions", "resources-title", "content"):
+            self.query_one(f"#{name}", Static).update("")
+        self.query_one("#resources", Tree).display = False
+
+    def show(self, detail: SkillDetail, cwd: str) -> None:
+        """Render ``detail`` (paths shown relative to ``cwd``)."""
+        skill = detail.skill
+        self.query_one("#summary", Static).update(self._summary(skill, cwd))
+        self.query_one("#permissions", Static).update(self._permissions(detail))
+        tree: Tree[str] = self.query_one("#resources", Tree)
+        tree.clear()
+        title = self.query_one("#resources-title", Static)
+        counts = skill.resources
+        summary = (
+            f"scripts {counts.scripts} · references {counts.references} · "
+            f"assets {counts.assets} · other {counts.other}"
+        )
+        if detail.loaded is not None:
+            files = detail.loaded.files
+            title.update(
+                Text.assemble(
+                    ("\nResources", "bold underline"),
+                    (f"  {len(files)} files; enter opens one\n", "dim"),
+                )
+            )
+            for directory, names in sorted(_file_tree_paths(files).items()):
+                parent = tree.root if not directory else tree.root.add(directory + "/", expand=True)
+                for name in names:
+                    parent.add_leaf(os.path.basename(name), data=name)
+            tree.display = bool(files)
+        else:
+            title.update(
+                Text.assemble(
+                    ("\nResources", "bold underline"),
+                    (f"  {summary}\n", "dim"),
+                    ("  the file list comes with skills.load (press a to approve loading)", "dim"),
+                )
+            )
+            tree.display = False
+        self.query_one("#content", Static).update(self._content(detail))
+
+    @property
+    def resource_tree(self) -> Tree[str]:
+        """The resource tree (hidden when there is nothing to open)."""
+        tree: Tree[str] = self.query_one("#resources", Tree)
+        return tree
+
+    @staticmethod
+    def _summary(skill: SkillMetadata, cwd: str) -> Text:
+        text = Text()
+        text.append(skill.name, style="bold")
+        text.append("  ")
+        text.append(
+            "enabled" if skill.enabled else "disabled",
+            style="green" if skill.enabled else "red",
+        )
+        text.append(f"\n{skill.description}\n")
+        text.append(f"scope {skill.scope} · root {display_path(skill.root, cwd)}\n", style="dim")
+        text.append(f"{display_path(skill.path, cwd)}\n", style="dim")
+        extras = []
+        if skill.license:
+            extras.append(f"license {skill.license}")
+        if skill.compatibility:
+            extras.append(f"compat {skill.compatibility}")
+        if skill.metadata and skill.metadata.get("tags"):
+            extras.append(f"tags {skill.metadata['tags']}")
+        if skill.same_name:
+            extras.append(f"same name as {len(skill.same_name)} other skill(s)")
+        if extras:
+            text.append(" · ".join(extras) + "\n", style="dim")
+        if skill.diagnostics:
+            text.append("Warnings\n", style="bold underline")
+            for diagnostic in skill.diagnostics:
+                text.append_text(_diagnostic_line(diagnostic))
+                text.append("\n")
+        return text
+
+    @staticmethod
+    def _permissions(detail: SkillDetail) -> Text:
+        text = Text()
+        text.append("Load permission\n", style="bold underline")
+        text.append(f"  {detail.load_rule}  ")
+        text.append_text(_decision(detail.load_check))
+        if detail.load_check.decision != "allow":
+            text.append("\n  press a to answer for this skill", style="dim")
+        text.append("\n")
+        text.append("\nAllowed tools", style="bold underline")
+        if not detail.tools:
+            text.append("  none requested\n", style="dim")
+            return text
+        text.append("  decision now → while the skill is loaded\n", style="dim")
+        for tool in detail.tools:
+            text.append_text(_tool_line(tool))
+            text.append("\n")
+        return text
+
+    @staticmethod
+    def _content(detail: SkillDetail) -> Text:
+        text = Text()
+        if detail.loaded is not None:
+            text.append("\nContent", style="bold underline")
+            text.append("  rendered by skills.load (codelia)\n", style="dim")
+            text.append(detail.loaded.content)
+        elif detail.source is not None:
+            text.append("\nSKILL.md", style="bold underline")
+            text.append(
+                f"  as read by skills.readFile: loading is {detail.load_check.decision}\n",
+                style="dim",
+            )
+            if detail.source.encoding == "utf-8":
+                text.append(detail.source.content)
+            else:
+                text.append("(not UTF-8 text)", style="italic")
+        if detail.content_error:
+            text.append(f"\n{detail.content_error}", style="red")
+        return text
+
+
+class ErrorsPane(VerticalScroll, can_focus=True):
+    """Skills that failed validation, with every diagnostic, and scan-level problems."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="errors-text")
+
+    def show(
+        self, errors: Sequence[SkillLoadError], diagnostics: Sequence[Diagnostic], cwd: str
+    ) -> None:
+        """Render the catalog's ``errors`` and top-level ``diagnostics``."""
+        text = Text()
+        if not errors and not diagnostics:
+            text.append("No invalid skills and no scan problems.", style="italic")
+        for error in errors:
+            text.append(display_path(error.path, cwd), style="bold")
+            text.append(f"\n  {error.message}\n", style="red")
+            for diagnostic in error.diagnostics:
+                text.append_text(_diagnostic_line(diagnostic, "    "))
+                text.append("\n")
+            text.append("\n")
+        if diagnostics:
+            text.append("Scan diagnostics\n", style="bold underline")
+            for diagnostic in diagnostics:
+                text.append_text(_diagnostic_line(diagnostic))
+                if diagnostic.path:
+                    text.append(f" ({display_path(diagnostic.path, cwd)})", style="dim")
+                text.append("\n")
+        self.query_one("#errors-text", Static).update(text)
