@@ -86,11 +86,11 @@ class _Entry:
     """One found SKILL.md and what it became, kept for reuse while its stat key holds.
 
     ``base`` is the listed metadata before per-catalog decoration (enabled flag, ``sameName``);
-    exactly one of ``base`` and ``error`` is set.
+    exactly one of ``base`` and ``error`` is set. The parse itself is not kept: everything reuse
+    needs is in ``base``/``error`` and ``found.stat`` (a 10 000-skill daemon holds ~2 MB less).
     """
 
     found: FoundSkill
-    parsed: ParsedSkillFile
     id: str
     base: SkillMetadata | None
     error: SkillLoadError | None
@@ -340,7 +340,7 @@ def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
             message=_load_message(parsed.diagnostics),
             diagnostics=parsed.diagnostics,
         )
-        return _Entry(found=found, parsed=parsed, id=sid, base=None, error=error)
+        return _Entry(found=found, id=sid, base=None, error=error)
     stat = parsed.stat or found.stat
     if stat is None:  # read_skill_file stats every file it could parse; this cannot happen
         raise AssertionError(f"{found.path}: accepted without a stat key")
@@ -368,7 +368,17 @@ def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
         allowed_tools=fields.allowed_tools,
         extra_fields=fields.extra_fields,
     )
-    return _Entry(found=found, parsed=parsed, id=sid, base=base, error=None)
+    return _Entry(found=found, id=sid, base=base, error=None)
+
+
+def _moved(entry: _Entry, found: FoundSkill) -> _Entry:
+    """An unchanged file reached the same way, whose root or resource counts changed."""
+    base = entry.base
+    if base is not None:
+        base = msgspec.structs.replace(
+            base, scope=found.root.scope, root=found.root.path, resources=found.resources
+        )
+    return _Entry(found=found, id=entry.id, base=base, error=entry.error)
 
 
 def _duplicate_warning(skill: SkillMetadata, others: list[SkillMetadata]) -> Diagnostic:
@@ -428,13 +438,13 @@ def _assemble(
             entry = old
         elif (
             old is not None
-            and old.parsed.stat == found.stat
+            and old.found.stat == found.stat
             and old.found.path == found.path
             and old.found.dir == found.dir
         ):
             reused_count += 1
             # Same file version: the parse stands; the entry too unless root/resources moved.
-            entry = old if old.found == found else _entry_for(found, old.parsed, old.id)
+            entry = old if old.found == found else _moved(old, found)
         else:
             dir_name = os.path.basename(found.dir)
             parsed = read_skill_file(found.path, mode=mode, dir_name=dir_name)
