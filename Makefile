@@ -22,6 +22,7 @@ demo: $(STAMP)
 
 test: $(TEST_STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory test-ts
