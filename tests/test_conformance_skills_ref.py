@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.corpora import CORPORA, needs_corpora
+
 skills_ref_validator = pytest.importorskip("skills_ref.validator")
 
 SKILLSD = Path(sys.executable).with_name("skillsd")
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,7 @@ def test_edge_cases(tmp_path: Path) -> None:
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.skipif(not CORPORA.is_dir(), reason=f"skill corpora not found at {CORPORA}")
+@needs_corpora
 def test_corpora_agree() -> None:
     skill_dirs = sorted(p.parent for p in CORPORA.rglob("SKILL.md"))
     assert len(skill_dirs) == 30

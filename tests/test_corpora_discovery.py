@@ -4,25 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from skillsd.core.catalog import build_catalog
 from skillsd.core.config import Config
 from skillsd.core.discovery import Root, RootPlan
+from tests.corpora import CORPORA, KNOWN_INVALID, needs_corpora
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
-
-pytestmark = pytest.mark.skipif(not CORPORA.is_dir(), reason=f"corpora not present at {CORPORA}")
-
-#: Skills skills-ref 0.1.1 rejects (see corpora/README.md): relative dir -> the failing rule.
-KNOWN_INVALID = {
-    "anthropics-skills/skills/claude-api": "description.too_long",
-    "anthropics-skills/template": "name.mismatch",
-    "vercel-agent-skills/skills/composition-patterns": "name.mismatch",
-    "vercel-agent-skills/skills/react-best-practices": "name.mismatch",
-    "vercel-agent-skills/skills/react-native-skills": "name.mismatch",
-    "vercel-agent-skills/skills/react-view-transitions": "name.mismatch",
-}
+pytestmark = needs_corpora
 
 
 def _plan() -> RootPlan:

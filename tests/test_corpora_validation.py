@@ -3,23 +3,10 @@ in strict mode and loaded with warnings in lenient mode; every other one valid i
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from skillsd.core.skillfile import read_skill_file
-
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
-
-#: Skill dir (relative to the corpora) -> the error strict mode must report (see corpora README).
-KNOWN_INVALID = {
-    "anthropics-skills/skills/claude-api": "description.too_long",
-    "anthropics-skills/template": "name.mismatch",
-    "vercel-agent-skills/skills/composition-patterns": "name.mismatch",
-    "vercel-agent-skills/skills/react-best-practices": "name.mismatch",
-    "vercel-agent-skills/skills/react-native-skills": "name.mismatch",
-    "vercel-agent-skills/skills/react-view-transitions": "name.mismatch",
-}
+from tests.corpora import CORPORA, KNOWN_INVALID
 
 
 def corpus_skills() -> list[str]:

@@ -1,7 +1,7 @@
 """Ranking skills for ``skills.search`` (SPEC 4): exact path > exact name > name prefix > relevance.
 
 A :class:`SearchIndex` is built once per catalog (the daemon caches it next to the catalog) and
-answers many queries; :func:`search` is the one-shot form for the CLI.
+answers many queries.
 
 Score scale (a float; higher is better; the bands never overlap):
 
@@ -47,7 +47,6 @@ __all__ = [
     "edit_distance",
     "normalize_text",
     "parse_tags",
-    "search",
     "tokenize",
 ]
 
@@ -512,19 +511,3 @@ class SearchIndex:
                 found[vocab[pos]] = max(found.get(vocab[pos], 0.0), _PREFIX_FACTOR)
                 pos += 1
         return sorted(found.items())
-
-
-def search(
-    skills: Sequence[SkillMetadata],
-    query: str,
-    *,
-    limit: int | None = None,
-    scope: str | None = None,
-    tags: Iterable[str] | None = None,
-    cwd: str | None = None,
-    disabled_ids: Collection[str] = (),
-) -> SearchResult:
-    """One-shot search (builds a throwaway :class:`SearchIndex`; cache an index for repeats)."""
-    return SearchIndex(skills).search(
-        query, limit=limit, scope=scope, tags=tags, cwd=cwd, disabled_ids=disabled_ids
-    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 import pytest
 from hypothesis import given, settings
@@ -9,9 +11,15 @@ from hypothesis import strategies as st
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
-from skillsd.core.search import SearchIndex, edit_distance, parse_tags, search, tokenize
+from skillsd.core.search import SearchIndex, edit_distance, parse_tags, tokenize
 from skillsd_protocol import SkillMetadata
+from skillsd_protocol.messages import SearchResult
 from tests.core.skill_fixtures import make_skill
+
+
+def search(skills: list[SkillMetadata], query: str, **options: Any) -> SearchResult:
+    """One query over a fresh index (the daemon caches its index per catalog)."""
+    return SearchIndex(skills).search(query, **options)
 
 
 def _names(result: object) -> list[str]:
