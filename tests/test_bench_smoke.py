@@ -247,7 +247,6 @@ def test_skillsd_daemon_env_sees_only_the_corpus(
 
 
 def test_mcp_ping_server_handshake(bench_run: ModuleType, tmp_path: Path, opts: Any) -> None:
-    pytest.importorskip("mcp")
     peer = bench_run._ping_peer("mcp", _corpus(bench_run, tmp_path), opts)
     try:
         assert peer.call("ping") == {}

@@ -76,3 +76,21 @@ def test_every_error_kind_has_an_application_code() -> None:
     assert all(code >= 1001 for code in KIND_CODES.values())
     assert len(set(KIND_CODES.values())) == len(KIND_CODES)
     assert ErrorCode.REQUEST_CANCELLED == -32800
+
+
+def test_every_spec_error_kind_is_defined() -> None:
+    # SPEC 9's list of application error kinds, literally.
+    spec_kinds = {
+        "skill_not_found",
+        "ambiguous_skill",
+        "invalid_skill",
+        "permission_denied",
+        "permission_required",
+        "path_not_allowed",
+        "resource_not_found",
+        "too_large",
+        "session_not_found",
+        "agent_not_found",
+        "unknown_skill_reference",
+    }
+    assert spec_kinds <= set(KIND_CODES)

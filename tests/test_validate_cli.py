@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 SKILLSD = Path(sys.executable).with_name("skillsd")
 
@@ -24,11 +23,12 @@ def good(root: Path, name: str = "good") -> Path:
     return write_skill(root, name, f"name: {name}\ndescription: A good skill.\n")
 
 
-def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    if not SKILLSD.exists():
-        pytest.skip(f"{SKILLSD} not installed")
+def run(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    # The console script is what users run; its absence is a packaging bug, not a skip.
+    assert SKILLSD.exists(), f"{SKILLSD} is not installed (pip install -e .)"
     return subprocess.run(
         [str(SKILLSD), "validate", *map(str, args)],
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -108,6 +108,14 @@ def test_mode_lenient_demotes(tmp_path: Path) -> None:
     assert run(skill).returncode == 1
     assert run(skill, "--mode", "lenient").returncode == 0
     assert run(skill, "--mode", "lenient", "--strict").returncode == 1
+
+
+def test_mode_comes_from_the_flag_whatever_the_config_says(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('validation = "lenient"\n')
+    skill = write_skill(tmp_path, "dir", "name: other\ndescription: d\n")
+    env = {**os.environ, "SKILLSD_CONFIG": str(config)}
+    assert run(skill, env=env).returncode == 1  # default --mode strict despite the config
 
 
 def test_mode_lenient_missing_description_still_fails(tmp_path: Path) -> None:

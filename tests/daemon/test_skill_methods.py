@@ -168,12 +168,14 @@ def test_reload_suppression_change_and_compaction(client: Client, tree: dict[str
             break
         time.sleep(0.05)
     assert changed["alreadyLoaded"] is False and "New step." in changed["body"]
-    # Compaction forgets what is not retained.
-    client.ok("skills.load", name="pdf-forms", sessionId="conv-1")
-    pdf_id = changed["skill"]["id"]
+    # Compaction forgets what is not retained; what is retained stays suppressed.
+    pdf_id = client.ok("skills.load", name="pdf-forms", sessionId="conv-1")["skill"]["id"]
+    commit_id = changed["skill"]["id"]
     compacted = client.ok("session.compacted", sessionId="conv-1", retain=[pdf_id])
-    assert len(compacted["forgotten"]) == 1 and compacted["forgotten"][0] != pdf_id
-    assert client.ok("skills.load", name="pdf-forms", sessionId="conv-1")["alreadyLoaded"] is False
+    assert compacted["forgotten"] == [commit_id]
+    assert client.ok("skills.load", name="pdf-forms", sessionId="conv-1")["alreadyLoaded"] is True
+    reloaded = client.ok("skills.load", name="commit-message", sessionId="conv-1")
+    assert reloaded["alreadyLoaded"] is False and "New step." in reloaded["body"]
     resumed = client.ok("session.open", sessionId="conv-1")
     assert resumed["resumed"] is True
 
@@ -198,6 +200,14 @@ def test_unknown_session_is_an_error_everywhere_but_open(client: Client) -> None
     for method, params in [
         ("skills.load", {"name": "pdf-forms"}),
         ("skills.list", {}),
+        ("skills.search", {"query": "pdf"}),
+        ("skills.prompt", {}),
+        ("skills.mentions", {"text": "$pdf-forms"}),
+        ("skills.unload", {"name": "pdf-forms"}),
+        ("skills.readFile", {"name": "pdf-forms", "file": "references/fields.md"}),
+        ("skills.setEnabled", {"name": "pdf-forms", "enabled": False, "persist": "session"}),
+        ("context.inspect", {}),
+        ("permissions.check", {"tool": "Read"}),
         ("session.compacted", {}),
         ("session.close", {}),
     ]:
@@ -349,3 +359,59 @@ def test_progress_is_reported_for_a_cold_scan(client: Client) -> None:
     client.notes.clear()
     client.ok("skills.list", _meta={"progressToken": "scan-2"})
     assert not [n for n in client.notes if n.get("method") == "$/progress"]
+
+
+def test_extra_roots_from_initialize_call_and_session(
+    client: Client, tree: dict[str, Path]
+) -> None:
+    roots = {}
+    for label in ("conn", "call", "sess"):
+        root = tree["tmp"] / f"extra-{label}"
+        write_skill(root, f"{label}-skill", f"Only visible through the {label} extra root.")
+        roots[label] = os.fspath(root)
+    client.ok("initialize", extraRoots=[roots["conn"]])
+    listed = names(client.ok("skills.list")["skills"])
+    assert ("conn-skill", "extra") in listed  # for the whole connection
+    per_call = names(client.ok("skills.list", extraRoots=[roots["call"]])["skills"])
+    assert ("call-skill", "extra") in per_call
+    assert ("call-skill", "extra") not in names(client.ok("skills.list")["skills"])  # no leak
+    sid = client.ok("session.open", extraRoots=[roots["sess"]])["sessionId"]
+    assert ("sess-skill", "extra") in names(client.ok("skills.list", sessionId=sid)["skills"])
+    assert ("sess-skill", "extra") not in names(client.ok("skills.list")["skills"])
+    loaded = client.ok("skills.load", name="sess-skill", sessionId=sid)
+    assert loaded["skill"]["scope"] == "extra"
+
+
+def test_tools_call_defaults_and_reload_suppression(client: Client) -> None:
+    # `arguments` left out: it defaults to {}.
+    listed = client.raw("tools.call", {"name": "skills_list", "cwd": client.cwd})
+    assert listed["result"]["isError"] is False and "pdf-forms" in listed["result"]["content"]
+    missing = client.raw("tools.call", {"name": "skill_load", "cwd": client.cwd})
+    assert missing["result"]["isError"] is True
+    sid = client.ok("session.open")["sessionId"]
+    args = {"name": "pdf-forms"}
+    first = client.ok("tools.call", name="skill_load", arguments=args, sessionId=sid)
+    assert "Run scripts/fill.py." in first["content"]
+    second = client.ok("tools.call", name="skill_load", arguments=args, sessionId=sid)
+    assert second["isError"] is False
+    assert second["content"].startswith("<skill_context_reminder")
+    assert "Run scripts/fill.py." not in second["content"]
+
+
+def test_mentions_relative_links_and_no_fallback(client: Client) -> None:
+    text = "[$pdf-forms](.agents/skills/pdf-forms/SKILL.md) and [$pdf-forms](/nope/SKILL.md)"
+    resolved, missing = client.ok("skills.mentions", text=text)["mentions"]
+    assert resolved["skill"]["name"] == "pdf-forms"
+    assert "skill" not in missing and missing["error"]["kind"] == "skill_not_found"
+
+
+def test_session_disable_hides_from_prompt_and_mentions_only_there(client: Client) -> None:
+    sid = client.ok("session.open")["sessionId"]
+    client.ok(
+        "skills.setEnabled", name="commit-message", enabled=False, persist="session", sessionId=sid
+    )
+    assert "commit-message" not in client.ok("skills.prompt", sessionId=sid)["text"]
+    assert "commit-message" in client.ok("skills.prompt")["text"]
+    assert client.ok("skills.mentions", text="$commit-message", sessionId=sid)["mentions"] == []
+    (seen,) = client.ok("skills.mentions", text="$commit-message")["mentions"]
+    assert seen["skill"]["name"] == "commit-message"
