@@ -15,9 +15,8 @@ from typing import Any
 
 import msgspec
 
-from skillsd.core.catalog import Catalog, build_catalog, list_result
+from skillsd.core.catalog import Catalog, list_result, load_catalog
 from skillsd.core.catalog_prompt import render_catalog
-from skillsd.core.discovery import discovery_plan
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.loading import load_skill
@@ -74,10 +73,10 @@ def _catalog(args: argparse.Namespace) -> Catalog:
     if not os.path.isdir(cwd):
         raise SkillsdError("invalid_params", f"--cwd {args.cwd}: not a directory")
     config, _, _ = ConfigSource(os.environ).for_cwd(cwd)
-    plan = discovery_plan(cwd, config, client_extra_roots=args.extra_root)
     # The user's enable flags, as the daemon applies them (an unreadable state file is
     # reported by `skillsd doctor`; here it just means nothing is disabled).
-    return build_catalog(plan, config, disabled=StateStore(default_state_path()).disabled())
+    disabled = StateStore(default_state_path()).disabled()
+    return load_catalog(cwd, config, extra_roots=args.extra_root, disabled=disabled)
 
 
 def _emit_json(value: Any) -> int:

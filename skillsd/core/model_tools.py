@@ -241,9 +241,6 @@ def read_file_text(result: ReadFileResult) -> str:
 def error_text(exc: SkillsdError) -> str:
     """An error the model can act on: what went wrong and what to try instead."""
     text = exc.message
-    suggestions = exc.data.get("suggestions")
-    if suggestions:
-        text += f". Did you mean: {', '.join(suggestions)}?"
     candidates = exc.data.get("candidates")
     if candidates:
         paths = ", ".join(str(c.get("path")) for c in candidates)

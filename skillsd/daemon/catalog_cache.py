@@ -22,6 +22,7 @@ from skillsd.core.catalog import Catalog, build_catalog, diff_catalogs, refresh_
 from skillsd.core.config import Config
 from skillsd.core.discovery import RootPlan, compute_roots, nearest_existing_ancestor
 from skillsd.core.effective_config import ConfigSource
+from skillsd.core.search import SearchIndex
 from skillsd.daemon.watcher import Subscription, WatchService, WatchTarget
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
 
@@ -60,6 +61,8 @@ class CachedCatalog:
     timer: asyncio.TimerHandle | None = None
     building: asyncio.Future[Catalog] | None = None
     listeners: set[Listener] = field(default_factory=set)
+    #: The search index of ``catalog`` (built on first search, off the event loop).
+    search_index: tuple[Catalog, SearchIndex] | None = None
     #: Filter for event paths: existing roots, real skill dirs, ancestors of missing roots.
     prefixes: tuple[str, ...] = ()
     ancestors_of_missing: frozenset[str] = frozenset()
@@ -100,8 +103,20 @@ class CatalogCache:
                 real_cwd, config, home=self._home, env=self._env, client_extra_roots=extra_roots
             )
             entry = CachedCatalog(key=key, plan=plan)
+            # A config edit makes a new entry for the same cwd: retire the old one (its watches,
+            # timer and catalog) and keep notifying the connections that listed it.
+            for old_key in [k for k in self._entries if k[:2] == key[:2]]:
+                old = self._entries.pop(old_key)
+                entry.listeners |= old.listeners
+                self._retire(old)
             self._entries[key] = entry
         return entry
+
+    def _retire(self, entry: CachedCatalog) -> None:
+        if entry.timer is not None:
+            entry.timer.cancel()
+        if entry.sub is not None and self._watch is not None:
+            self._watch.cancel(entry.sub)
 
     async def get(
         self,
@@ -120,6 +135,10 @@ class CatalogCache:
         if force:
             entry.catalog = None  # rescan from scratch, no reuse
             entry.pending = None
+        if entry.catalog is not None and entry.catalog.disabled != self._disabled():
+            # The user's enable flags changed (this daemon, another one, or a hand edit of the
+            # state file): re-derive them; refresh_catalog with no paths rescans nothing.
+            entry.dirty = True
         if entry.catalog is not None and entry.mode == "watching" and not entry.dirty:
             return entry.catalog, entry
         return await self._update(entry, progress), entry
@@ -128,21 +147,12 @@ class CatalogCache:
         for entry in self._entries.values():
             entry.listeners.discard(listener)
 
-    def invalidate_disabled(self) -> None:
-        """The user's enabled flags changed: every catalog re-derives them on next use."""
-        for entry in self._entries.values():
-            if entry.catalog is not None:
-                entry.dirty = True
-
     def entries(self) -> list[CachedCatalog]:
         return list(self._entries.values())
 
     def close(self) -> None:
         for entry in self._entries.values():
-            if entry.timer is not None:
-                entry.timer.cancel()
-            if entry.sub is not None and self._watch is not None:
-                self._watch.cancel(entry.sub)
+            self._retire(entry)
         if self._watch is not None:
             self._watch.close()
 
@@ -191,7 +201,7 @@ class CatalogCache:
         disabled = self._disabled()
         if previous is not None and previous.disabled != disabled:
             previous = previous.with_disabled(disabled)
-        if previous is not None and entry.mode == "watching" and pending:
+        if previous is not None and entry.mode == "watching" and pending is not None:
             return refresh_catalog(previous, pending)
         return build_catalog(entry.plan, entry.key[2], disabled=disabled, previous=previous)
 

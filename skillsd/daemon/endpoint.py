@@ -156,7 +156,6 @@ _ANY_DECODER = msgspec.json.Decoder()
 _CANCEL_DECODER = msgspec.json.Decoder(CancelParams)
 _RESULT_HEAD = b'{"jsonrpc":"2.0","id":'
 _RESULT_MID = b',"result":'
-_NULL = b"null"
 _EMPTY_OBJECT = b"{}"
 _TOO_DEEP = "JSON nested too deeply"
 _BAD_PARAMS = 'Invalid Request: "params" must be an object or an array'
@@ -314,10 +313,6 @@ class RequestContext:
         self.method = method
         self.progress_token = progress_token
         self._cancelled = False
-
-    @property
-    def is_notification(self) -> bool:
-        return self.id is UNSET
 
     @property
     def cancelled(self) -> bool:

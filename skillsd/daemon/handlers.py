@@ -122,6 +122,11 @@ def _resolve(
 
 
 async def _list(svc: Services, params: ListParams, ctx: RequestContext) -> ListResult:
+    conn = ctx.connection
+    if not conn.state.get("catalogListener"):
+        # A closed connection must stop being notified (and stop being held by the cache).
+        conn.state["catalogListener"] = True
+        conn.add_close_callback(partial(svc.catalogs.forget_listener, conn))
     view = await _view(
         svc,
         ctx,
@@ -143,7 +148,9 @@ def _with_state_problem(svc: Services, diagnostics: list[Diagnostic]) -> list[Di
 
 async def _search(svc: Services, params: SearchParams, ctx: RequestContext) -> SearchResult:
     view = await _view(svc, ctx, params)
-    return svc.search(view, params.query, limit=params.limit, scope=params.scope, tags=params.tags)
+    return await svc.search(
+        view, params.query, limit=params.limit, scope=params.scope, tags=params.tags
+    )
 
 
 async def _load(svc: Services, params: LoadParams, ctx: RequestContext) -> LoadResult:
@@ -310,7 +317,9 @@ async def _tools_call(
         if request.operation == "list":
             return ToolsCallResult(content=list_text(catalog.skills), is_error=False)
         if request.operation == "search":
-            result = svc.search(view, request.query or "", limit=request.limit, scope=request.scope)
+            result = await svc.search(
+                view, request.query or "", limit=request.limit, scope=request.scope
+            )
             return ToolsCallResult(content=search_text(result), is_error=False)
         skill = catalog.resolve(path=request.path, name=request.name)
         if request.operation == "load":
@@ -381,7 +390,6 @@ async def _set_enabled(
         real = view.catalog.real_path_of[skill.id]
         aliases = (skill.id, skill.path, skill.dir, os.path.dirname(real))
         await _save(svc.state.set_enabled, aliases, params.enabled, key=real)
-        svc.catalogs.invalidate_disabled()
         if session is not None:
             # The user's newest choice also ends this session's own override of it.
             session.enabled_overrides.pop(skill.id, None)

@@ -6,6 +6,7 @@ session, extra roots, per-session enable flags) is decided in exactly one place.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -44,11 +45,7 @@ class Services:
     home: str
     env: Mapping[str, str]
     sessions: SessionStore = field(default_factory=SessionStore)
-    #: The search index of each cache entry's current base catalog.
-    _indexes: dict[int, tuple[Catalog, SearchIndex]] = field(default_factory=dict)
     _policies: dict[PermissionsConfig, Policy] = field(default_factory=dict)
-    #: The disabled set the catalogs were last built with (to notice another daemon's writes).
-    _disabled_seen: frozenset[str] | None = None
 
     @classmethod
     def create(
@@ -101,17 +98,6 @@ class Services:
             grants=session.grants() if session is not None else None,
         )
 
-    def sync_state(self) -> None:
-        """Pick up a state file another daemon (or the user) changed: catalogs re-derive their
-        enabled flags when the disabled set differs from the one they were built with."""
-        if not self.state.changed() and self._disabled_seen is not None:
-            return
-        disabled = self.state.disabled()
-        if disabled != self._disabled_seen:
-            if self._disabled_seen is not None:
-                self.catalogs.invalidate_disabled()
-            self._disabled_seen = disabled
-
     async def view(
         self,
         *,
@@ -127,7 +113,6 @@ class Services:
         session's enable overrides applied. ``progress`` hears about a scan, if one is needed."""
         session = self.session(session_id)
         real_cwd = self.request_cwd(cwd, session)
-        self.sync_state()
         roots = [*connection_roots, *(session.extra_roots if session else ()), *extra_roots]
         catalog, entry = await self.catalogs.get(
             real_cwd,
@@ -140,7 +125,7 @@ class Services:
             catalog = catalog.with_overrides(session.enabled_overrides)
         return View(catalog, entry, session)
 
-    def search(
+    async def search(
         self,
         view: View,
         query: str,
@@ -150,7 +135,7 @@ class Services:
         tags: list[str] | None = None,
     ) -> SearchResult:
         """Run a query over the view with the config's search limits."""
-        index, disabled = self.search_index(view)
+        index, disabled = await self.search_index(view)
         limits = view.catalog.config.search
         return index.search(
             query,
@@ -163,10 +148,11 @@ class Services:
             max_limit=limits.max_limit,
         )
 
-    def search_index(self, view: View) -> tuple[SearchIndex, frozenset[str]]:
+    async def search_index(self, view: View) -> tuple[SearchIndex, frozenset[str]]:
         """A search index for the view and the ids it must treat as disabled.
 
-        The index of the entry's base catalog is cached while that catalog is current; a
+        The index of the entry's base catalog is kept on the cache entry while that catalog is
+        current and built in a worker thread (a 10 000-skill index takes most of a second); a
         session's disables are passed at query time. Only a session that re-enables a skill the
         user disabled needs an index of its own (rare, so it is not cached).
         """
@@ -176,10 +162,9 @@ class Services:
             on and (s := base.by_id.get(sid)) is not None and not s.enabled
             for sid, on in overrides.items()
         ):
-            return SearchIndex(view.catalog.skills), frozenset()
-        key = id(view.entry)
-        cached = self._indexes.get(key)
+            return await asyncio.to_thread(SearchIndex, view.catalog.skills), frozenset()
+        cached = view.entry.search_index
         if cached is None or cached[0] is not base:
-            cached = (base, SearchIndex(base.skills))
-            self._indexes[key] = cached
+            cached = (base, await asyncio.to_thread(SearchIndex, base.skills))
+            view.entry.search_index = cached
         return cached[1], frozenset(sid for sid, on in overrides.items() if not on)

@@ -92,11 +92,14 @@ async def fetch_detail(
     try:
         if load_check.decision == "allow":
             # ``force``: the picker previews the same skill many times; a reminder is no preview.
-            loaded = await client.load(id=skill.id, cwd=cwd, session_id=session_id, force=True)
-            if session_id is not None:
-                # The session is needed for approvals remembered in it; the preview must not
-                # leave the skill's grants there to colour later checks.
-                await client.unload(id=skill.id, cwd=cwd, session_id=session_id)
+            try:
+                loaded = await client.load(id=skill.id, cwd=cwd, session_id=session_id, force=True)
+            finally:
+                if session_id is not None:
+                    # The session is needed for approvals remembered in it; the preview must
+                    # not leave the skill's grants there to colour later checks, even when the
+                    # highlight moves on and cancels this worker mid-way.
+                    await asyncio.shield(client.unload(id=skill.id, cwd=cwd, session_id=session_id))
         else:
             source = await client.read_file(id=skill.id, file="SKILL.md", cwd=cwd)
     except RpcError as exc:

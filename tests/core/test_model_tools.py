@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from skillsd.core.catalog import build_catalog
+from skillsd.core.discovery import Root, RootPlan
 from skillsd.core.errors import SkillsdError
-from skillsd.core.model_tools import ToolRequest, decode_tool_call, tool_definitions
+from skillsd.core.model_tools import ToolRequest, decode_tool_call, error_text, tool_definitions
 
 
 def test_default_style_tools_and_schemas() -> None:
@@ -75,12 +79,6 @@ def test_bad_calls_explain_themselves(
 
 
 def test_error_text_tells_the_model_what_to_do() -> None:
-    from skillsd.core.model_tools import error_text
-
-    missing = SkillsdError(
-        "skill_not_found", "no skill named 'pdf-form'", suggestions=["pdf-forms"]
-    )
-    assert error_text(missing) == "no skill named 'pdf-form'. Did you mean: pdf-forms?"
     ambiguous = SkillsdError(
         "ambiguous_skill", "2 skills are named 'x'", candidates=[{"path": "/a/SKILL.md"}]
     )
@@ -89,3 +87,15 @@ def test_error_text_tells_the_model_what_to_do() -> None:
     assert "needs the user's approval" in error_text(ask)
     denied = SkillsdError("permission_denied", "loading skill 'pdf' is denied")
     assert error_text(denied).endswith("Do not retry; continue without this skill")
+
+
+def test_error_text_suggests_close_names_once(tmp_path: Path) -> None:
+    skill = tmp_path / "pdf-forms"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: pdf-forms\ndescription: Fill PDF forms.\n---\n")
+    root = str(tmp_path)
+    catalog = build_catalog(RootPlan(cwd=root, repo_root=root, roots=(Root(root, "extra"),)))
+    with pytest.raises(SkillsdError) as info:
+        catalog.resolve(name="pdf-form")
+    text = error_text(info.value)
+    assert "pdf-forms" in text and text.lower().count("did you mean") == 1

@@ -148,3 +148,55 @@ def test_overflow_degrades_to_stat_validation(repo: Path, tmp_path: Path) -> Non
             cache.close()
 
     asyncio.run(main())
+
+
+def test_changed_enable_flags_are_applied_without_rescanning(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    builds = count_builds(monkeypatch)
+    disabled: frozenset[str] = frozenset()
+
+    async def main() -> None:
+        env = {"SKILLSD_CONFIG": os.fspath(tmp_path / "none.toml")}
+        cache = CatalogCache(
+            env=env, home=os.fspath(tmp_path / "home"), watch=True, disabled=lambda: disabled
+        )
+        recorder = Recorder()
+        try:
+            first, _ = await cache.get(os.fspath(repo), listener=recorder)
+            assert first.skills[0].enabled and len(builds) == 1
+            nonlocal disabled
+            disabled = frozenset({first.skills[0].id})  # e.g. another daemon wrote the state
+            second, _ = await cache.get(os.fspath(repo))
+            assert second.skills[0].enabled is False
+            assert second.generation == first.generation + 1
+            assert len(builds) == 1  # flags re-derived, tree not rescanned
+            assert [e.changed for e in recorder.events] == [[first.skills[0].id]]
+        finally:
+            cache.close()
+
+    asyncio.run(main())
+
+
+def test_a_config_edit_retires_the_old_entry_and_keeps_its_listeners(
+    repo: Path, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+
+    async def main() -> None:
+        cache = CatalogCache(
+            env={"SKILLSD_CONFIG": os.fspath(config)}, home=os.fspath(tmp_path), watch=True
+        )
+        recorder = Recorder()
+        try:
+            _, old = await cache.get(os.fspath(repo), listener=recorder)
+            config.write_text('validation = "lenient"\n')
+            _, new = await cache.get(os.fspath(repo))
+            assert cache.entries() == [new] and new is not old
+            assert recorder in new.listeners and not old.sub.watches  # type: ignore[union-attr]
+            cache.forget_listener(recorder)
+            assert not new.listeners
+        finally:
+            cache.close()
+
+    asyncio.run(main())
