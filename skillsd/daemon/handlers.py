@@ -35,7 +35,7 @@ from skillsd.core.model_tools import (
     search_text,
     tool_definitions,
 )
-from skillsd.core.permissions import SKILL_LOAD, RuleError, parse_rule, skill_load_rule
+from skillsd.core.permissions import SKILL_LOAD, Check, RuleError, parse_rule, skill_load_rule
 from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
 from skillsd.core.sessions import Session
 from skillsd.core.skillfile import read_skill_file
@@ -52,7 +52,6 @@ from skillsd_protocol.messages import (
     CatalogInfo,
     CheckParams,
     CheckResult,
-    Decision,
     Empty,
     InspectParams,
     InspectResult,
@@ -162,20 +161,32 @@ async def _load(svc: Services, params: LoadParams, ctx: RequestContext) -> LoadR
 
 def _gate_load(svc: Services, view: View, skill: SkillMetadata) -> None:
     """SPEC 7: loading is the tool ``skill_load`` with the skill's name as input."""
-    check = svc.check(view.catalog.config, view.session, SKILL_LOAD, skill.name)
+    refusal = _load_refusal(
+        svc.check(view.catalog.config, view.session, SKILL_LOAD, skill.name), skill
+    )
+    if refusal is not None:
+        raise refusal
+
+
+def _load_refusal(check: Check, skill: SkillMetadata, **context: str) -> SkillsdError | None:
+    """The error for a ``skill_load`` decision that is not ``allow`` (None when it is)."""
     if check.decision == "allow":
-        return
+        return None
     if check.decision == "deny":
         why = f"the {check.layer} rule {check.rule!r}" if check.rule else "the default action"
-        raise SkillsdError(
+        subject = f"loading skill {skill.name!r}"
+        if "agent" in context:
+            subject = f"agent {context['agent']!r} uses skill {skill.name!r}, whose loading"
+        return SkillsdError(
             "permission_denied",
-            f"loading skill {skill.name!r} is denied by {why}",
+            f"{subject} is denied by {why}",
+            **context,
             skill=skill.name,
             layer=check.layer,
             rule=check.rule or skill_load_rule(skill.name),
         )
     rule = skill_load_rule(skill.name)
-    raise SkillsdError(
+    return SkillsdError(
         "permission_required",
         f"loading skill {skill.name!r} needs the user's approval: ask them, then call "
         f"permissions.remember with rule {rule!r}",
@@ -323,12 +334,13 @@ async def _tools_call(
             return ToolsCallResult(content=search_text(result), is_error=False)
         skill = catalog.resolve(path=request.path, name=request.name)
         if request.operation == "load":
-            try:
-                _gate_load(svc, view, skill)
-            except SkillsdError as exc:
-                decision: Decision = "ask" if exc.kind == "permission_required" else "deny"
-                prompt = PermissionPrompt(decision=decision, rule=exc.data["rule"])
-                return ToolsCallResult(content=error_text(exc), is_error=True, permission=prompt)
+            check = svc.check(catalog.config, view.session, SKILL_LOAD, skill.name)
+            refusal = _load_refusal(check, skill)
+            if refusal is not None:
+                prompt = PermissionPrompt(decision=check.decision, rule=refusal.data["rule"])
+                return ToolsCallResult(
+                    content=error_text(refusal), is_error=True, permission=prompt
+                )
             loaded = load_skill(view.session, skill, force=False, format="codelia")
             return ToolsCallResult(content=loaded.content, is_error=False)
         window = read_resource(skill.dir, request.file or "")
@@ -431,16 +443,9 @@ async def _agents_get(
             # The agent file is the user's own configuration (no approval to ask for), but a
             # deny rule on one of its skills still holds.
             check = svc.check(view.catalog.config, None, SKILL_LOAD, skill.name)
-            if check.decision == "deny":
-                raise SkillsdError(
-                    "permission_denied",
-                    f"agent {agent.name!r} uses skill {skill.name!r}, whose loading is denied "
-                    f"by the {check.layer} rule {check.rule!r}",
-                    agent=agent.name,
-                    skill=skill.name,
-                    layer=check.layer,
-                    rule=check.rule or skill_load_rule(skill.name),
-                )
+            refusal = _load_refusal(check, skill, agent=agent.name)
+            if refusal is not None and check.decision == "deny":
+                raise refusal
         resolved = await asyncio.to_thread(
             lambda: [
                 ResolvedSkill(s, read_skill_file_content(s.path).body, list_skill_files(s.dir))
