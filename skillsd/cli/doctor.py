@@ -18,11 +18,12 @@ import msgspec
 from skillsd.core.agents import agent_dirs, check_references, discover_agents
 from skillsd.core.catalog import Catalog, build_catalog
 from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, user_config_path
-from skillsd.core.discovery import compute_roots, find_repo_root, nearest_existing_ancestor
+from skillsd.core.discovery import compute_roots, find_repo_root
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.state import StateStore, default_state_path
-from skillsd.daemon.watcher import Subscription, WatchService, WatchTarget
+from skillsd.core.watch_plan import watch_plan
+from skillsd.daemon.watcher import Subscription, WatchService
 from skillsd_protocol import Diagnostic, Scope, SkillLoadError
 from skillsd_protocol.messages import AgentLoadError
 
@@ -205,7 +206,8 @@ def _config(cwd: str, env: Any, errors: list[Diagnostic]) -> tuple[Config, list[
     try:
         config, sources, repo_root = source.for_cwd(cwd)
     except SkillsdError as exc:
-        errors.append(_diag("error", "config.invalid", exc.message, exc.data.get("path", user)))
+        where = getattr(exc.data, "path", None) or user
+        errors.append(_diag("error", "config.invalid", exc.message, where))
         config, sources = DEFAULT_CONFIG, []
         repo_root = find_repo_root(cwd, DEFAULT_CONFIG.discovery.markers, env)
     paths = [user, project_config_path(repo_root)]
@@ -236,24 +238,18 @@ def _roots(catalog: Catalog) -> list[RootReport]:
 
 
 def _watch(catalog: Catalog) -> WatchReport:
-    """Try to watch what the daemon would watch: existing roots, and for missing ones their
-    nearest existing ancestor (so a new ``.agents/skills`` would be noticed)."""
-    targets: set[WatchTarget] = set()
-    for root in catalog.roots:
-        if os.path.isdir(root.path):
-            targets.add((root.path, True))
-        else:
-            targets.add((nearest_existing_ancestor(root.path), False))
+    """Try to watch what the daemon would watch for this catalog (:func:`watch_plan`)."""
+    plan = watch_plan(catalog)
     service = WatchService()
     sub = Subscription(on_event=lambda _paths: None)
     try:
-        service.update(sub, targets)
+        service.update(sub, plan.targets)
     finally:
         service.cancel(sub)
         service.close()
     return WatchReport(
         mode="stat" if sub.failure else "watching",
-        directories=sorted(p for p, _ in targets),
+        directories=plan.directories,
         reason=sub.failure,
         max_user_watches=_max_user_watches(),
     )

@@ -1,7 +1,8 @@
 """The effective configuration: its types, defaults, parsing and layering (pure; no file I/O).
 
 Files: the user's ``config.toml`` (``$SKILLSD_CONFIG`` overrides its path) and an optional
-project ``.agents/skillsd.toml``. Unknown keys and wrong types make a file invalid.
+project ``.agents/skillsd.toml``; :mod:`skillsd.core.effective_config` reads them. Unknown keys
+and wrong types make a file invalid.
 """
 
 from __future__ import annotations
@@ -16,7 +17,24 @@ import platformdirs
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
-from skillsd.core.permissions import rule_problem
+from skillsd.core.permissions import PermissionsConfig, rule_problem
+from skillsd_protocol.errors import InvalidConfigData
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "DEFAULT_MARKERS",
+    "PROJECT_CONFIG",
+    "Config",
+    "DiscoveryConfig",
+    "PromptConfig",
+    "RootsConfig",
+    "SearchConfig",
+    "layer_configs",
+    "parse_config_table",
+    "parse_config_text",
+    "project_config_path",
+    "user_config_path",
+]
 
 DEFAULT_MARKERS = (".git", ".jj", ".hg")
 
@@ -48,14 +66,6 @@ class SearchConfig(_Table, frozen=True):
     max_limit: int = limits.MAX_SEARCH_LIMIT
 
 
-class PermissionsConfig(_Table, frozen=True):
-    final_deny: tuple[str, ...] = ()
-    override: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-    allow: tuple[str, ...] = ()
-    default_action: Literal["allow", "ask", "deny"] = "ask"
-
-
 class Config(_Table, frozen=True):
     """The whole effective configuration; hashable, so it can key the catalog cache."""
 
@@ -79,7 +89,7 @@ def parse_config_table(data: dict[str, Any], source: str) -> Config:
         config = msgspec.convert(data, Config)
     except msgspec.ValidationError as exc:
         raise SkillsdError(
-            "invalid_config", f"{source}: invalid config: {_describe(exc)}", path=source
+            f"{source}: invalid config: {_describe(exc)}", InvalidConfigData(path=source)
         ) from None
     _check_rules(config.permissions, source)
     return config
@@ -92,9 +102,8 @@ def _check_rules(permissions: PermissionsConfig, source: str) -> None:
             problem = rule_problem(rule)
             if problem is not None:
                 raise SkillsdError(
-                    "invalid_config",
                     f"{source}: invalid config: key 'permissions.{key}[{index}]': {problem}",
-                    path=source,
+                    InvalidConfigData(path=source),
                 )
 
 
@@ -107,7 +116,7 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SkillsdError(
-            "invalid_config", f"{source}: invalid TOML: {exc}", path=source
+            f"{source}: invalid TOML: {exc}", InvalidConfigData(path=source)
         ) from None
     parse_config_table(data, source)
     return data
@@ -158,25 +167,3 @@ def user_config_path(env: Mapping[str, str]) -> str:
 def project_config_path(repo_root: str) -> str:
     """The project's optional config file under the repository root."""
     return os.path.join(repo_root, *PROJECT_CONFIG)
-
-
-def read_config_file(path: str) -> dict[str, Any] | None:
-    """The validated table of one config file, or None when it does not exist."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SkillsdError(
-            "invalid_config", f"{path}: cannot read config: {exc}", path=path
-        ) from None
-    return parse_config_text(text, path)
-
-
-def load_config(paths: list[str]) -> tuple[Config, list[str]]:
-    """Layer the config files that exist among ``paths`` (in order); returns the sources used."""
-    tables = [(p, t) for p in paths if (t := read_config_file(p)) is not None]
-    if not tables:
-        return DEFAULT_CONFIG, []
-    return layer_configs(tables), [p for p, _ in tables]

@@ -29,11 +29,31 @@ from pathlib import Path
 
 from skillsd.core import limits
 from skillsd.core.config import DEFAULT_CONFIG, Config
-from skillsd.core.skillfile import StatKey
+from skillsd.core.file_version import StatKey
+from skillsd.core.skillfile import SKILL_FILE
 from skillsd_protocol import Diagnostic, ResourceCounts, Scope
 from skillsd_protocol.model import SCOPE_ORDER
 
-SKILL_FILE = "SKILL.md"
+__all__ = [
+    "ENV_ROOT",
+    "ENV_SKILLS_PATH",
+    "REPO_ROOT_DIRS",
+    "RESOURCE_DIRS",
+    "SKILL_FILE",
+    "FoundSkill",
+    "Root",
+    "RootPlan",
+    "ScanResult",
+    "compute_roots",
+    "discovery_plan",
+    "find_repo_root",
+    "find_skill_file",
+    "nearest_existing_ancestor",
+    "scan",
+    "scan_plan",
+    "skill_from_listing",
+]
+
 #: Skill roots inside a directory, in priority order; all but the first are "compat roots".
 REPO_ROOT_DIRS = (".agents/skills", ".agent/skills", ".claude/skills")
 #: Conventional resource folders counted in ``SkillMetadata.resources``.
@@ -157,16 +177,19 @@ def compute_roots(
     home: str,
     env: Mapping[str, str],
     client_extra_roots: Iterable[str] = (),
+    repo_root: str | None = None,
 ) -> RootPlan:
     """The roots one catalog scans, in SPEC 2's order; the same directory is listed once.
 
     ``cwd`` is made absolute (not resolved). Extra roots come from ``$AGENT_SKILLS_PATH``
     (``os.pathsep``-separated, ``:`` on POSIX), config ``roots.extra`` and ``client_extra_roots``;
-    relative entries are relative to ``cwd`` and a leading ``~`` means ``home``.
+    relative entries are relative to ``cwd`` and a leading ``~`` means ``home``. A caller that
+    already found the repo root (with the config's markers) passes it as ``repo_root``.
     """
     cwd = os.path.abspath(cwd)
     disc = config.discovery
-    repo_root = find_repo_root(cwd, disc.markers, env)
+    if repo_root is None:
+        repo_root = find_repo_root(cwd, disc.markers, env)
     names = REPO_ROOT_DIRS if disc.compat_roots else REPO_ROOT_DIRS[:1]
     roots: list[Root] = []
     if disc.auto:
@@ -277,7 +300,7 @@ def skill_from_listing(
                 _diag("discovery.unreadable", f"{md.path}: cannot stat: {exc.strerror}", md.path)
             )
             return None
-        key = StatKey(st.st_mtime_ns, st.st_size, st.st_ino)
+        key = StatKey.of(st)
     counts = {"scripts": 0, "references": 0, "assets": 0}
     other = 0
     for entry in entries:

@@ -71,3 +71,7 @@ MAX_READ_BYTES = 8 * 1024 * 1024
 PROMPT_MIN_DESCRIPTION_CHARS = 24
 #: Largest agent definition file read (``.agents/agents/*.md``).
 MAX_AGENT_FILE_BYTES = 1024 * 1024
+#: Largest config file read (the user's ``config.toml``, a project's ``.agents/skillsd.toml``).
+MAX_CONFIG_FILE_BYTES = 1024 * 1024
+#: Largest state file read (``state.json``: disabled skills and remembered permissions).
+MAX_STATE_FILE_BYTES = 16 * 1024 * 1024

@@ -18,10 +18,9 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-if TYPE_CHECKING:
-    from skillsd.core.config import PermissionsConfig
+import msgspec
 
 __all__ = [
     "SKILL_LOAD",
@@ -29,6 +28,7 @@ __all__ = [
     "Decision",
     "Glob",
     "Layer",
+    "PermissionsConfig",
     "Policy",
     "Rule",
     "RuleError",
@@ -283,6 +283,19 @@ def split_commands(line: str) -> list[str]:
 
 def _parse_all(rules: Iterable[str]) -> tuple[Rule, ...]:
     return tuple(parse_rule(r) for r in rules)
+
+
+class PermissionsConfig(
+    msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True, kw_only=True
+):
+    """The config file's ``[permissions]`` table as written (rules unparsed); hashable, so the
+    daemon keeps one parsed :class:`Policy` per distinct table."""
+
+    final_deny: tuple[str, ...] = ()
+    override: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
+    default_action: Literal["allow", "ask", "deny"] = "ask"
 
 
 @dataclass(frozen=True, slots=True)

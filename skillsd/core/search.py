@@ -37,14 +37,14 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Final
 
 from skillsd.core import limits
-from skillsd.core.errors import SkillsdError
+from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.name_distance import edit_distance
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import SearchHit, SearchReason, SearchResult
 from skillsd_protocol.model import SCOPE_ORDER
 
 __all__ = [
     "SearchIndex",
-    "edit_distance",
     "normalize_text",
     "parse_tags",
     "tokenize",
@@ -137,31 +137,6 @@ def parse_tags(skill: SkillMetadata) -> frozenset[str]:
     if not raw:
         return frozenset()
     return frozenset(t for t in (normalize_text(p).strip() for p in raw.split(",")) if t)
-
-
-def edit_distance(a: str, b: str, max_distance: int) -> int:
-    """Optimal-string-alignment (Damerau) distance, or ``max_distance + 1`` once it is exceeded."""
-    if abs(len(a) - len(b)) > max_distance:
-        return max_distance + 1
-    if a == b:
-        return 0
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        row_min = i
-        ai = a[i - 1]
-        for j in range(1, len(b) + 1):
-            cost = 0 if ai == b[j - 1] else 1
-            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and ai == b[j - 2] and a[i - 2] == b[j - 1]:
-                v = min(v, prev2[j - 2] + 1)
-            cur[j] = v
-            row_min = min(row_min, v)
-        if row_min > max_distance:
-            return max_distance + 1
-        prev2, prev = prev, cur
-    return min(prev[len(b)], max_distance + 1)
 
 
 def _max_typos(token: str) -> int:
@@ -367,14 +342,13 @@ class SearchIndex:
             limit = default_limit
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise SkillsdError(
-                "invalid_params", f"limit must be a positive integer, got {limit!r}", field="limit"
+                f"limit must be a positive integer, got {limit!r}", InvalidParamsData(field="limit")
             )
         limit = min(limit, max_limit)
         if scope is not None and scope not in SCOPE_ORDER:
             raise SkillsdError(
-                "invalid_params",
                 f"scope must be one of {', '.join(SCOPE_ORDER)}, got {scope!r}",
-                field="scope",
+                InvalidParamsData(field="scope"),
             )
         wanted_tags = frozenset(t for t in (normalize_text(x).strip() for x in tags or ()) if t)
         skills, tie, tag_sets = self.skills, self._tie_rank, self._tags

@@ -13,7 +13,10 @@ from typing import Literal
 
 from skillsd.core.errors import SkillsdError
 from skillsd_protocol import SkillMetadata
+from skillsd_protocol.errors import SessionNotFoundData
 from skillsd_protocol.messages import Grant, LoadedSkill, SessionInfo
+
+__all__ = ["Session", "SessionStore"]
 
 
 @dataclass(slots=True)
@@ -117,9 +120,8 @@ class SessionStore:
             return self._sessions[session_id]
         except KeyError:
             raise SkillsdError(
-                "session_not_found",
                 f"No open session {session_id!r}: open it with session.open first.",
-                sessionId=session_id,
+                SessionNotFoundData(session_id=session_id),
             ) from None
 
     def close(self, session_id: str) -> list[str]:

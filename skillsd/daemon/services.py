@@ -1,7 +1,8 @@
 """The daemon-wide state every handler shares: catalogs, sessions, search indexes.
 
-Handlers reach the core only through here, so "which catalog does this request see" (cwd,
-session, extra roots, per-session enable flags) is decided in exactly one place.
+"What does this request see" (cwd, session, extra roots, per-session enable flags, the policy
+of the catalog's config) is decided here, in exactly one place: :meth:`Services.view` gives the
+:class:`~skillsd.operations.OperationView` the handler passes to its operation.
 """
 
 from __future__ import annotations
@@ -10,28 +11,36 @@ import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from skillsd.core.catalog import Catalog
-from skillsd.core.config import Config, PermissionsConfig
-from skillsd.core.permissions import Check, Policy, evaluate
+from skillsd.core.config import Config
+from skillsd.core.permissions import Check, PermissionsConfig, Policy, evaluate
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.daemon.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
-from skillsd_protocol.messages import SearchResult
+from skillsd.operations import OperationView
 
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """The catalog one request sees, with the cache entry and session it came from."""
+    """What one request's operation sees, with the cache entry its catalog came from."""
 
-    catalog: Catalog
+    seen: OperationView
     entry: CachedCatalog
-    session: Session | None
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.seen.catalog
+
+    @property
+    def session(self) -> Session | None:
+        return self.seen.session
 
     @property
     def cwd(self) -> str:
-        return self.catalog.cwd
+        return self.seen.cwd
 
 
 @dataclass
@@ -109,8 +118,10 @@ class Services:
         listener: Listener | None = None,
         progress: Progress | None = None,
     ) -> View:
-        """The catalog for a request: cwd (param > session > daemon), all extra roots, and the
-        session's enable overrides applied. ``progress`` hears about a scan, if one is needed."""
+        """What a request's operation sees: the catalog for its cwd (param > session > daemon)
+        and all extra roots with the session's enable overrides applied, the session, and the
+        permission policy of that catalog's config. ``progress`` hears about a scan, if one is
+        needed."""
         session = self.session(session_id)
         real_cwd = self.request_cwd(cwd, session)
         roots = [*connection_roots, *(session.extra_roots if session else ()), *extra_roots]
@@ -123,30 +134,8 @@ class Services:
         )
         if session is not None and session.enabled_overrides:
             catalog = catalog.with_overrides(session.enabled_overrides)
-        return View(catalog, entry, session)
-
-    async def search(
-        self,
-        view: View,
-        query: str,
-        *,
-        limit: int | None = None,
-        scope: str | None = None,
-        tags: list[str] | None = None,
-    ) -> SearchResult:
-        """Run a query over the view with the config's search limits."""
-        index, disabled = await self.search_index(view)
-        limits = view.catalog.config.search
-        return index.search(
-            query,
-            limit=limit,
-            scope=scope,
-            tags=tags,
-            cwd=view.cwd,
-            disabled_ids=disabled,
-            default_limit=limits.default_limit,
-            max_limit=limits.max_limit,
-        )
+        seen = OperationView(catalog, session, check=partial(self.check, catalog.config))
+        return View(seen, entry)
 
     async def search_index(self, view: View) -> tuple[SearchIndex, frozenset[str]]:
         """A search index for the view and the ids it must treat as disabled.

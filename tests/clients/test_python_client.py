@@ -4,7 +4,6 @@ the shared daemon it starts itself (connect-or-start)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -12,7 +11,6 @@ import re
 import shutil
 import signal
 import stat
-import subprocess
 import sys
 import tempfile
 import threading
@@ -48,7 +46,7 @@ from skillsd_protocol.messages import (
     SearchResult,
     SkillsChangedParams,
 )
-from tests.daemon.daemon_harness import daemon_pids, kill_pid, skillsd, stop, wait_for_socket
+from tests.daemon.daemon_harness import daemon_pids, kill_pid, socket_daemon
 from tests.daemon.skill_tree import daemon_env, make_project
 
 T = TypeVar("T")
@@ -382,29 +380,11 @@ def test_sync_stream_ends_when_the_daemon_dies(
 # -- sockets ------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def socket_daemon(path: Path, environ: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        skillsd("serve", "--socket", os.fspath(path)),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=environ,
-    )
-    try:
-        wait_for_socket(path, proc)
-        yield proc
-    finally:
-        stop(proc)
-        if proc.stderr is not None:
-            proc.stderr.close()
-
-
 def test_connect_to_a_socket_daemon(
     tree: dict[str, Path], environ: dict[str, str], short_dir: Path
 ) -> None:
     path = short_dir / "d.sock"
-    with socket_daemon(path, environ) as proc:
+    with socket_daemon(path, None, environ=environ) as proc:
 
         async def body() -> None:
             first = await AsyncClient.connect(path)

@@ -7,11 +7,11 @@ import pytest
 from skillsd.core.config import (
     DEFAULT_CONFIG,
     Config,
-    load_config,
     parse_config_text,
     project_config_path,
     user_config_path,
 )
+from skillsd.core.effective_config import load_config
 from skillsd.core.errors import SkillsdError
 
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
-from skillsd.core.search import SearchIndex, edit_distance, parse_tags, tokenize
+from skillsd.core.name_distance import edit_distance
+from skillsd.core.search import SearchIndex, parse_tags, tokenize
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import SearchResult
 from tests.core.skill_fixtures import make_skill
