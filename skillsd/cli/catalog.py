@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from skillsd.cli.list_summary import list_summary
 from skillsd.core.catalog import Catalog, list_result, load_catalog
 from skillsd.core.catalog_prompt import render_catalog
 from skillsd.core.effective_config import ConfigSource
@@ -125,12 +126,14 @@ def _list(args: argparse.Namespace) -> int:
         print(f"invalid: {error.path}: {error.message}")
     for diag in catalog.diagnostics:
         print(f"{diag.severity}: {diag.path}: {diag.message}")
-    print(f"{len(skills)} skill(s), {len(catalog.errors)} invalid (root: {catalog.root})")
+    print(list_summary(catalog, skills))
     return 0
 
 
 @_failing
 def _search(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise SkillsdError("invalid_params", "the query is empty: `skillsd list` shows every skill")
     catalog = _catalog(args)
     result = SearchIndex(catalog.skills).search(
         args.query,

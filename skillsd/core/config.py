@@ -59,7 +59,7 @@ class PermissionsConfig(_Table, frozen=True):
 class Config(_Table, frozen=True):
     """The whole effective configuration; hashable, so it can key the catalog cache."""
 
-    validation: Literal["strict", "lenient"] = "strict"
+    validation: Literal["strict", "lenient"] = "lenient"
     discovery: DiscoveryConfig = DiscoveryConfig()
     roots: RootsConfig = RootsConfig()
     prompt: PromptConfig = PromptConfig()
@@ -174,9 +174,36 @@ def read_config_file(path: str) -> dict[str, Any] | None:
     return parse_config_text(text, path)
 
 
+def extra_roots_base(path: str) -> str:
+    """Where relative ``roots.extra`` entries of the config file ``path`` start from: the
+    repository root for a project file, else the file's own directory (never the process cwd)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if (
+        os.path.basename(path) == PROJECT_CONFIG[1]
+        and os.path.basename(directory) == (PROJECT_CONFIG[0])
+    ):
+        return os.path.dirname(directory)
+    return directory
+
+
+def _anchor_extra_roots(table: dict[str, Any], path: str) -> dict[str, Any]:
+    """``table`` with its relative ``roots.extra`` entries made absolute (see above)."""
+    roots = table.get("roots")
+    if not isinstance(roots, dict) or not roots.get("extra"):
+        return table
+    base = extra_roots_base(path)
+    anchored = [
+        e if os.path.isabs(e) or e == "~" or e.startswith("~" + os.sep) else os.path.join(base, e)
+        for e in roots["extra"]
+    ]
+    return {**table, "roots": {**roots, "extra": anchored}}
+
+
 def load_config(paths: list[str]) -> tuple[Config, list[str]]:
     """Layer the config files that exist among ``paths`` (in order); returns the sources used."""
-    tables = [(p, t) for p in paths if (t := read_config_file(p)) is not None]
+    tables = [
+        (p, _anchor_extra_roots(t, p)) for p in paths if (t := read_config_file(p)) is not None
+    ]
     if not tables:
         return DEFAULT_CONFIG, []
     return layer_configs(tables), [p for p, _ in tables]

@@ -148,7 +148,12 @@ def _with_state_problem(svc: Services, diagnostics: list[Diagnostic]) -> list[Di
 async def _search(svc: Services, params: SearchParams, ctx: RequestContext) -> SearchResult:
     view = await _view(svc, ctx, params)
     return await svc.search(
-        view, params.query, limit=params.limit, scope=params.scope, tags=params.tags
+        view,
+        params.query,
+        limit=params.limit,
+        scope=params.scope,
+        tags=params.tags,
+        include_disabled=params.include_disabled,
     )
 
 

@@ -133,6 +133,7 @@ class Services:
         limit: int | None = None,
         scope: str | None = None,
         tags: list[str] | None = None,
+        include_disabled: bool = False,
     ) -> SearchResult:
         """Run a query over the view with the config's search limits."""
         index, disabled = await self.search_index(view)
@@ -144,6 +145,7 @@ class Services:
             tags=tags,
             cwd=view.cwd,
             disabled_ids=disabled,
+            include_disabled=include_disabled,
             default_limit=limits.default_limit,
             max_limit=limits.max_limit,
         )

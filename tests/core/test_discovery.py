@@ -108,17 +108,30 @@ def test_roots_cover_the_chain_nearest_first_then_user_then_extra(tmp_path: Path
     expected_repo = [
         ("repo", distance, str(directory / name))
         for distance, directory in enumerate([cwd, repo / "pkg", repo])
-        for name in (".agent/skills", ".agents/skills", ".claude/skills")  # path order
+        for name in (  # path order
+            ".agent/skills",
+            ".agents/skills",
+            ".claude/skills",
+            ".codex/skills",
+            ".opencode/skills",
+        )
     ]
     expected_user = [
         ("user", 0, str(home / name))
-        for name in (".agent/skills", ".agents/skills", ".claude/skills")
+        for name in (
+            ".agent/skills",
+            ".agents/skills",
+            ".claude/skills",
+            ".codex/skills",
+            ".config/opencode/skills",
+        )
     ]
     expected_extra = sorted(
         [
             ("extra", 0, "/env/one"),
             ("extra", 0, str(home / "env-two")),
-            ("extra", 0, str(cwd / "cfg-extra")),
+            # A relative config entry starts at the repo root, never at cwd (SPEC 2).
+            ("extra", 0, str(repo / "cfg-extra")),
             ("extra", 0, "/client"),
         ]
     )

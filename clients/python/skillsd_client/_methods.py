@@ -151,6 +151,7 @@ class AsyncMethods:
         scope: model.Scope | None = None,
         tags: list[str] | None = None,
         session_id: str | None = None,
+        include_disabled: bool = False,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.SearchResult:
@@ -169,6 +170,7 @@ class AsyncMethods:
                 scope=scope,
                 tags=tags,
                 session_id=session_id,
+                include_disabled=include_disabled,
             ),
             result_type=m.SearchResult,
             timeout=timeout,
@@ -757,6 +759,7 @@ class SyncMethods:
         scope: model.Scope | None = None,
         tags: list[str] | None = None,
         session_id: str | None = None,
+        include_disabled: bool = False,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.SearchResult:
@@ -775,6 +778,7 @@ class SyncMethods:
                 scope=scope,
                 tags=tags,
                 session_id=session_id,
+                include_disabled=include_disabled,
             ),
             result_type=m.SearchResult,
             timeout=timeout,
