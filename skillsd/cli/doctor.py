@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from skillsd.cli.agents_matrix import print_agents
 from skillsd.core.agents import agent_dirs, check_references, discover_agents
 from skillsd.core.catalog import Catalog, build_catalog
 from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, user_config_path
@@ -105,6 +106,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--cwd", help="working directory to diagnose (default: .)")
     p.add_argument("--extra-root", action="append", default=[], metavar="DIR")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--agents",
+        action="store_true",
+        help="which coding agent (Claude Code, Codex, opencode) finds which skill",
+    )
     p.set_defaults(func=_run)
 
 
@@ -113,6 +119,14 @@ def _run(args: argparse.Namespace) -> int:
     if not os.path.isdir(cwd):
         print(f"skillsd doctor: --cwd {args.cwd}: not a directory", file=sys.stderr)
         return 2
+    if args.agents:
+        return print_agents(
+            cwd,
+            env=os.environ,
+            home=os.path.expanduser("~"),
+            extra_roots=args.extra_root,
+            as_json=args.json,
+        )
     report = diagnose(
         cwd,
         env=os.environ,

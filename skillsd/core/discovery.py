@@ -464,10 +464,13 @@ def scan(
             _list_dir(path, diagnostics)  # records the reason as a diagnostic
             continue
         real_root = os.path.realpath(path)
-        first = scanned_real.get(real_root)
-        if first is not None:
+        scanned_by = scanned_real.get(real_root)
+        if scanned_by is not None:
             if root.agents:
-                alias_agents[first.path] = (*alias_agents.get(first.path, ()), *root.agents)
+                alias_agents[scanned_by.path] = (
+                    *alias_agents.get(scanned_by.path, ()),
+                    *root.agents,
+                )
             continue
         scanned_real[real_root] = root
         dirs += _scan_root(
