@@ -367,9 +367,20 @@ def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
         metadata=fields.metadata,
         allowed_tools=fields.allowed_tools,
         extra_fields=fields.extra_fields,
-        agents=list(found.agents),
+        agents=_agents_list(found.agents),
     )
     return _Entry(found=found, id=sid, base=base, error=None)
+
+
+#: One shared (read-only) ``agents`` list per combination: 10 000 skills hold a handful of lists.
+_AGENT_LISTS: dict[tuple[str, ...], list[str]] = {}
+
+
+def _agents_list(agents: tuple[str, ...]) -> list[str]:
+    shared = _AGENT_LISTS.get(agents)
+    if shared is None:
+        shared = _AGENT_LISTS.setdefault(agents, list(agents))
+    return shared
 
 
 def _moved(entry: _Entry, found: FoundSkill) -> _Entry:
@@ -381,7 +392,7 @@ def _moved(entry: _Entry, found: FoundSkill) -> _Entry:
             scope=found.root.scope,
             root=found.root.path,
             resources=found.resources,
-            agents=list(found.agents),
+            agents=_agents_list(found.agents),
         )
     return _Entry(found=found, id=entry.id, base=base, error=entry.error)
 

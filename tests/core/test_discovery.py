@@ -148,6 +148,29 @@ def test_compat_roots_off_keeps_only_dot_agents(tmp_path: Path) -> None:
     ]
 
 
+def test_codex_home_and_agents_of_each_root(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    plan = compute_roots(str(tmp_path), home="/h", env={"CODEX_HOME": "/opt/codex"})
+    agents = {r.path: r.agents for r in plan.roots}
+    assert agents["/opt/codex/skills"] == ("codex",)
+    assert "/h/.codex/skills" not in agents
+    assert agents["/h/.config/opencode/skills"] == ("opencode",)
+    assert agents["/h/.claude/skills"] == ("claude-code", "opencode")
+    assert agents[str(tmp_path / ".opencode/skills")] == ("opencode",)
+    assert agents[str(tmp_path / ".agent/skills")] == ()
+    # A relative or ~ $CODEX_HOME is taken from the home directory.
+    for value in ("codex", "~/codex"):
+        plan = compute_roots(str(tmp_path), home="/h", env={"CODEX_HOME": value})
+        assert "/h/codex/skills" in [r.path for r in plan.roots]
+
+
+def test_one_folder_reached_as_two_roots_keeps_every_reader(tmp_path: Path) -> None:
+    # $CODEX_HOME pointed at ~/.agents: one root, read by Codex and opencode.
+    plan = compute_roots(str(tmp_path), home="/h", env={"CODEX_HOME": "/h/.agents"})
+    (root,) = [r for r in plan.roots if r.path == "/h/.agents/skills"]
+    assert root.agents == ("codex", "opencode")
+
+
 def test_auto_off_uses_only_extra_roots(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     config = Config(discovery=DiscoveryConfig(auto=False), roots=RootsConfig(extra=("/x",)))
