@@ -104,6 +104,11 @@ def test_list_summary_says_what_was_left_out_and_how_to_keep_it(tree: dict[str, 
     assert "5 name.mismatch" in summary and "1 description.too_long" in summary
     assert 'validation = "lenient" in the config would keep 6' in summary
     assert summary.endswith("see why with `skillsd doctor` or `skillsd validate PATH`")
+    # doctor says the same, next to each left-out skill's reason.
+    doctor = run(tree, "doctor", "--extra-root", os.fspath(CORPORA))
+    assert doctor.returncode == 0, doctor.stderr
+    assert 'validation = "lenient" in the config would keep 6' in doctor.stdout
+    assert "[skill.invalid] field 'name' ('vercel-composition-patterns')" in doctor.stdout
 
 
 def test_search_word_forms_and_blank_query(tree: dict[str, Path]) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 import msgspec
 
 from skillsd.cli.agents_matrix import print_agents
+from skillsd.cli.list_summary import list_summary
 from skillsd.core.agents import agent_dirs, check_references, discover_agents
 from skillsd.core.catalog import Catalog, build_catalog
 from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, user_config_path
@@ -96,6 +97,8 @@ class DoctorReport(_Out, kw_only=True):
     errors: list[Diagnostic]
     warnings: list[Diagnostic]
     invalid_skills: list[SkillLoadError]
+    #: ``skillsd list``'s last line: what was left out, why, and what would keep it.
+    catalog_summary: str = ""
 
 
 def register(subparsers: Any) -> None:
@@ -210,6 +213,7 @@ def diagnose(
         errors=errors,
         warnings=warnings,
         invalid_skills=catalog.errors,
+        catalog_summary=list_summary(catalog, catalog.skills),
     )
 
 
@@ -326,6 +330,8 @@ def render(report: DoctorReport) -> str:
             lines.extend(f"  {d.path}: [{d.code}] {d.message}" for d in items)
     k = report.skills
     lines.append("")
+    if report.catalog_summary:
+        lines.append(f"catalog: {report.catalog_summary}")
     lines.append(
         f"summary: {k.total} skill(s) ({k.enabled} enabled), {k.invalid} invalid, "
         f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"

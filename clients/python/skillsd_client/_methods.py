@@ -155,8 +155,8 @@ class AsyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.SearchResult:
-        """``skills.search``: Rank enabled skills for a query: exact path > exact name > prefix >
-        relevance.
+        """``skills.search``: Rank enabled skills (disabled too with includeDisabled) for a non-
+        blank query: exact path > exact name > prefix > relevance over word forms.
 
         Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
         """
@@ -763,8 +763,8 @@ class SyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.SearchResult:
-        """``skills.search``: Rank enabled skills for a query: exact path > exact name > prefix >
-        relevance.
+        """``skills.search``: Rank enabled skills (disabled too with includeDisabled) for a non-
+        blank query: exact path > exact name > prefix > relevance over word forms.
 
         Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
         """

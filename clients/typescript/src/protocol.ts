@@ -806,7 +806,7 @@ export interface Methods {
    */
   "skills.readFile": { params: ReadFileParams; result: ReadFileResult };
   /**
-   * Rank enabled skills for a query: exact path > exact name > prefix > relevance.
+   * Rank enabled skills (disabled too with includeDisabled) for a non-blank query: exact path > exact name > prefix > relevance over word forms.
    *
    * Error kinds: session_not_found, invalid_config.
    */
