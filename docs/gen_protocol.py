@@ -319,6 +319,11 @@ def type_text(t: Any) -> str:
         return "any"
     origin = typing.get_origin(t)
     args = typing.get_args(t)
+    if origin is typing.Annotated:
+        meta = next((a for a in args[1:] if isinstance(a, msgspec.Meta)), None)
+        if args[0] is str and meta is not None and meta.pattern == r"\S":
+            return "string (not blank)"
+        return type_text(args[0])
     if origin is typing.Literal:
         return " \\| ".join(json.dumps(a) for a in args)
     if origin in (typing.Union, types.UnionType):

@@ -215,6 +215,11 @@ def search(
 ) -> SearchResult:
     """``skills.search`` over ``index`` (built from the view's skills) with the config's limits;
     ``disabled_ids`` are skills the view disables that the index still lists."""
+    if not params.query.strip():
+        # The wire rejects a blank query at decode time; the CLI builds params directly.
+        raise SkillsdError(
+            "the query is empty: `skillsd list` shows every skill", InvalidParamsData(field="query")
+        )
     limits = view.config.search
     return index.search(
         params.query,
@@ -223,6 +228,7 @@ def search(
         tags=params.tags,
         cwd=view.cwd,
         disabled_ids=disabled_ids,
+        include_disabled=params.include_disabled,
         default_limit=limits.default_limit,
         max_limit=limits.max_limit,
     )

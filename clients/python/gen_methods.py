@@ -121,6 +121,9 @@ def render_type(t: Any, aliases: dict[Any, str]) -> str:
         return aliases[t]
     origin = typing.get_origin(t)
     args = typing.get_args(t)
+    if origin is typing.Annotated:
+        # Constraints (msgspec.Meta) are the daemon's to check: the client takes the plain type.
+        return render_type(args[0], aliases)
     if origin in (typing.Union, types.UnionType):
         parts = [render_type(a, aliases) for a in args if a is not type(None)]
         if type(None) in args:

@@ -5,7 +5,7 @@ Every field added after 1.0 must get a default, so older peers keep decoding.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -119,13 +119,19 @@ class ListResult(Wire, kw_only=True):
     diagnostics: list[Diagnostic]
 
 
+#: A search query: something to search for (an empty or blank one is ``-32602`` naming it).
+NonBlankQuery = Annotated[str, msgspec.Meta(pattern=r"\S")]
+
+
 class SearchParams(Params, kw_only=True):
-    query: str
+    query: NonBlankQuery
     cwd: str | None = None
     limit: int | None = None
     scope: Scope | None = None
     tags: list[str] | None = None
     session_id: str | None = None
+    #: Also return disabled skills (``enabled: false``), for a UI where they can be re-enabled.
+    include_disabled: bool = False
 
 
 class SearchHit(Wire, kw_only=True):

@@ -48,7 +48,8 @@ METHODS: dict[str, MethodSpec] = {
     "skills.search": MethodSpec(
         m.SearchParams,
         m.SearchResult,
-        "Rank enabled skills for a query: exact path > exact name > prefix > relevance.",
+        "Rank enabled skills (disabled too with includeDisabled) for a non-blank query: "
+        "exact path > exact name > prefix > relevance over word forms.",
         _CATALOG,
     ),
     "skills.load": MethodSpec(

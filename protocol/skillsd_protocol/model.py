@@ -60,6 +60,9 @@ class SkillMetadata(Wire, kw_only=True):
     allowed_tools: list[str] | None = None
     extra_fields: dict[str, Any] | None = None
     same_name: list[str] | None = None
+    #: The coding agents that would find this skill by their own rules (``claude-code``,
+    #: ``codex``, ``opencode``); empty (and omitted) for roots only skillsd reads.
+    agents: list[str] = msgspec.field(default_factory=list)
 
 
 class SkillLoadError(Wire, kw_only=True):

@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from skillsd import operations as ops
+from skillsd.cli.list_summary import list_summary
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.search import SearchIndex
 from skillsd.core.state import StateStore, default_state_path
@@ -129,7 +130,7 @@ def _list(args: argparse.Namespace) -> int:
         print(f"invalid: {error.path}: {error.message}")
     for diag in listing.diagnostics:
         print(f"{diag.severity}: {diag.path}: {diag.message}")
-    print(f"{len(skills)} skill(s), {len(listing.errors)} invalid (root: {listing.root})")
+    print(list_summary(view.catalog, skills))
     return 0
 
 

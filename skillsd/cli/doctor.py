@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from skillsd.cli.agents_matrix import print_agents
+from skillsd.cli.list_summary import list_summary
 from skillsd.core.agents import agent_dirs, check_references, discover_agents
 from skillsd.core.catalog import Catalog, build_catalog
 from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, user_config_path
@@ -96,6 +98,8 @@ class DoctorReport(_Out, kw_only=True):
     errors: list[Diagnostic]
     warnings: list[Diagnostic]
     invalid_skills: list[SkillLoadError]
+    #: ``skillsd list``'s last line: what was left out, why, and what would keep it.
+    catalog_summary: str = ""
 
 
 def register(subparsers: Any) -> None:
@@ -106,6 +110,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--cwd", help="working directory to diagnose (default: .)")
     p.add_argument("--extra-root", action="append", default=[], metavar="DIR")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--agents",
+        action="store_true",
+        help="which coding agent (Claude Code, Codex, opencode) finds which skill",
+    )
     p.set_defaults(func=_run)
 
 
@@ -114,6 +123,14 @@ def _run(args: argparse.Namespace) -> int:
     if not os.path.isdir(cwd):
         print(f"skillsd doctor: --cwd {args.cwd}: not a directory", file=sys.stderr)
         return 2
+    if args.agents:
+        return print_agents(
+            cwd,
+            env=os.environ,
+            home=os.path.expanduser("~"),
+            extra_roots=args.extra_root,
+            as_json=args.json,
+        )
     report = diagnose(
         cwd,
         env=os.environ,
@@ -197,6 +214,7 @@ def diagnose(
         errors=errors,
         warnings=warnings,
         invalid_skills=catalog.errors,
+        catalog_summary=list_summary(catalog, catalog.skills),
     )
 
 
@@ -308,6 +326,8 @@ def render(report: DoctorReport) -> str:
             lines.extend(f"  {d.path}: [{d.code}] {d.message}" for d in items)
     k = report.skills
     lines.append("")
+    if report.catalog_summary:
+        lines.append(f"catalog: {report.catalog_summary}")
     lines.append(
         f"summary: {k.total} skill(s) ({k.enabled} enabled), {k.invalid} invalid, "
         f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"

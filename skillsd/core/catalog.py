@@ -390,8 +390,20 @@ def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
         metadata=fields.metadata,
         allowed_tools=fields.allowed_tools,
         extra_fields=fields.extra_fields,
+        agents=_agents_list(found.agents),
     )
     return _Entry(found=found, id=sid, base=base, error=None)
+
+
+#: One shared (read-only) ``agents`` list per combination: 10 000 skills hold a handful of lists.
+_AGENT_LISTS: dict[tuple[str, ...], list[str]] = {}
+
+
+def _agents_list(agents: tuple[str, ...]) -> list[str]:
+    shared = _AGENT_LISTS.get(agents)
+    if shared is None:
+        shared = _AGENT_LISTS.setdefault(agents, list(agents))
+    return shared
 
 
 def _moved(entry: _Entry, found: FoundSkill) -> _Entry:
@@ -399,7 +411,11 @@ def _moved(entry: _Entry, found: FoundSkill) -> _Entry:
     base = entry.base
     if base is not None:
         base = msgspec.structs.replace(
-            base, scope=found.root.scope, root=found.root.path, resources=found.resources
+            base,
+            scope=found.root.scope,
+            root=found.root.path,
+            resources=found.resources,
+            agents=_agents_list(found.agents),
         )
     return _Entry(found=found, id=entry.id, base=base, error=entry.error)
 
@@ -621,6 +637,8 @@ def _refresh(previous: Catalog, changed: set[str]) -> Catalog:
         )
         if new is not None and new.real_path != real:
             return _full_rebuild(previous)  # identity moved: dedupe must be redone
+        if new is not None:
+            new.agents = old.agents  # same file reached the same ways: the same readers
         replaced[real] = new
 
     dirty_dirs = tuple(f.dir + os.sep for f in dirty.values())

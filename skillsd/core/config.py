@@ -69,7 +69,7 @@ class SearchConfig(_Table, frozen=True):
 class Config(_Table, frozen=True):
     """The whole effective configuration; hashable, so it can key the catalog cache."""
 
-    validation: Literal["strict", "lenient"] = "strict"
+    validation: Literal["strict", "lenient"] = "lenient"
     discovery: DiscoveryConfig = DiscoveryConfig()
     roots: RootsConfig = RootsConfig()
     prompt: PromptConfig = PromptConfig()
@@ -167,3 +167,28 @@ def user_config_path(env: Mapping[str, str]) -> str:
 def project_config_path(repo_root: str) -> str:
     """The project's optional config file under the repository root."""
     return os.path.join(repo_root, *PROJECT_CONFIG)
+
+
+def extra_roots_base(path: str) -> str:
+    """Where relative ``roots.extra`` entries of the config file ``path`` start from: the
+    repository root for a project file, else the file's own directory (never the process cwd)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    if (
+        os.path.basename(path) == PROJECT_CONFIG[1]
+        and os.path.basename(directory) == (PROJECT_CONFIG[0])
+    ):
+        return os.path.dirname(directory)
+    return directory
+
+
+def anchor_extra_roots(table: dict[str, Any], path: str) -> dict[str, Any]:
+    """``table`` with its relative ``roots.extra`` entries made absolute (see above)."""
+    roots = table.get("roots")
+    if not isinstance(roots, dict) or not roots.get("extra"):
+        return table
+    base = extra_roots_base(path)
+    anchored = [
+        e if os.path.isabs(e) or e == "~" or e.startswith("~" + os.sep) else os.path.join(base, e)
+        for e in roots["extra"]
+    ]
+    return {**table, "roots": {**roots, "extra": anchored}}

@@ -15,6 +15,7 @@ from skillsd.core.bounded_read import NotRegularFile, read_regular_file
 from skillsd.core.config import (
     DEFAULT_CONFIG,
     Config,
+    anchor_extra_roots,
     layer_configs,
     parse_config_text,
     project_config_path,
@@ -84,7 +85,9 @@ def read_config_file(path: str) -> dict[str, Any] | None:
 
 def load_config(paths: list[str]) -> tuple[Config, list[str]]:
     """Layer the config files that exist among ``paths`` (in order); returns the sources used."""
-    tables = [(p, t) for p in paths if (t := read_config_file(p)) is not None]
+    tables = [
+        (p, anchor_extra_roots(t, p)) for p in paths if (t := read_config_file(p)) is not None
+    ]
     if not tables:
         return DEFAULT_CONFIG, []
     return layer_configs(tables), [p for p, _ in tables]

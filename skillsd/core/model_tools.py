@@ -188,6 +188,12 @@ def decode_tool_call(tool: str, arguments: dict[str, Any]) -> ToolRequest:
             InvalidArgumentsData(),
         ) from None
     if isinstance(args, SearchArgs):
+        if not args.query.strip():
+            raise SkillsdError(
+                f"{tool} needs words in `query` (what the task is about). "
+                f"Expected: {_signature(spec)}.",
+                InvalidArgumentsData(),
+            )
         return ToolRequest("search", query=args.query, limit=args.limit, scope=args.scope)
     if isinstance(args, LoadArgs | ReadFileArgs):
         if args.name is None and args.path is None:

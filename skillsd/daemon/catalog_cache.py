@@ -197,7 +197,8 @@ class CatalogCache:
             progress(f"{len(catalog.skills)} skills, {len(catalog.errors)} invalid", 100.0)
         if previous is not None:
             diff = diff_catalogs(previous, catalog)
-            if diff:
+            # Also when only errors[] or diagnostics[] changed (a new broken SKILL.md): SPEC 9.
+            if diff or catalog.generation > previous.generation:
                 self._announce(entry, catalog, diff.added, diff.removed, diff.changed)
         return catalog
 

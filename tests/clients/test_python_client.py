@@ -136,6 +136,26 @@ def test_spawn_gives_typed_results(tree: dict[str, Path], environ: dict[str, str
     run(body())
 
 
+def test_a_relative_cwd_means_the_callers_directory(
+    tree: dict[str, Path], environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The daemon runs elsewhere, as a shared one does; "." must be where the caller is.
+    monkeypatch.chdir(tree["sub"])
+    with Client.spawn(cwd=tree["tmp"], env=environ) as client:
+        listed = client.list_skills(cwd=".")
+        assert listed.cwd == os.fspath(tree["sub"]) and listed.root == os.fspath(tree["project"])
+        assert "pdf-forms" in [s.name for s in listed.skills]
+        raw = client.request("skills.list", {"cwd": "../.."})
+        assert raw["cwd"] == os.fspath(tree["project"])
+
+    async def body() -> None:
+        async with await AsyncClient.spawn(cwd=tree["tmp"], env=environ) as client:
+            hits = await client.search(query="pdf", cwd="..")
+            assert hits.results and hits.results[0].skill.name == "pdf-forms"
+
+    run(body())
+
+
 def test_errors_carry_code_kind_and_typed_data(
     tree: dict[str, Path], environ: dict[str, str]
 ) -> None:

@@ -148,7 +148,7 @@ def test_invalid_skill_is_an_error_in_strict_and_a_warning_in_lenient(tmp_path: 
     bad = write_skill(tmp_path / "root" / "dirname", name="othername")
     write_skill(tmp_path / "root" / "nodesc", description="''")
     plan = plan_for(tmp_path, extra(tmp_path / "root"))
-    strict = build_catalog(plan)
+    strict = build_catalog(plan, Config(validation="strict"))
     assert [s.name for s in strict.skills] == ["good"]
     assert [e.path for e in strict.errors] == [
         str(bad),
@@ -314,8 +314,8 @@ def test_error_only_change_bumps_generation(tmp_path: Path) -> None:
 
 def test_mode_change_reparses_everything(tmp_path: Path) -> None:
     plan, first = _three(tmp_path)
-    lenient = build_catalog(plan, Config(validation="lenient"), previous=first)
-    assert lenient.stats.parsed == 4
+    strict = build_catalog(plan, Config(validation="strict"), previous=first)
+    assert strict.stats.parsed == 4
 
 
 def test_diff_from_nothing_adds_everything(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from skillsd.core.errors import SkillsdError
 
 def test_defaults_match_the_spec() -> None:
     c = DEFAULT_CONFIG
-    assert c.validation == "strict" and c.discovery.auto and c.discovery.compat_roots
+    assert c.validation == "lenient" and c.discovery.auto and c.discovery.compat_roots
     assert c.discovery.markers == (".git", ".jj", ".hg")
     assert (c.discovery.max_depth, c.discovery.max_dirs) == (6, 2000)
     assert (c.prompt.max_entries, c.prompt.max_bytes, c.prompt.format) == (200, 32768, "xml")

@@ -26,6 +26,7 @@ def env(runtime_dir: Path | None = None, **extra: str) -> dict[str, str]:
     result = dict(os.environ)
     result["SKILLSD_TEST_HOOKS"] = HOOK_METHODS
     result.pop("SKILLSD_RUNTIME_DIR", None)
+    result.pop("CODEX_HOME", None)  # Codex's skills folder follows HOME unless a test sets it
     if runtime_dir is not None:
         result["SKILLSD_RUNTIME_DIR"] = os.fspath(runtime_dir)
     result.update(extra)

@@ -151,11 +151,12 @@ class AsyncMethods:
         scope: model.Scope | None = None,
         tags: list[str] | None = None,
         session_id: str | None = None,
+        include_disabled: bool = False,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.SearchResult:
-        """``skills.search``: Rank enabled skills for a query: exact path > exact name > prefix >
-        relevance.
+        """``skills.search``: Rank enabled skills (disabled too with includeDisabled) for a non-
+        blank query: exact path > exact name > prefix > relevance over word forms.
 
         Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
         """
@@ -169,6 +170,7 @@ class AsyncMethods:
                 scope=scope,
                 tags=tags,
                 session_id=session_id,
+                include_disabled=include_disabled,
             ),
             result_type=m.SearchResult,
             timeout=timeout,
@@ -757,11 +759,12 @@ class SyncMethods:
         scope: model.Scope | None = None,
         tags: list[str] | None = None,
         session_id: str | None = None,
+        include_disabled: bool = False,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.SearchResult:
-        """``skills.search``: Rank enabled skills for a query: exact path > exact name > prefix >
-        relevance.
+        """``skills.search``: Rank enabled skills (disabled too with includeDisabled) for a non-
+        blank query: exact path > exact name > prefix > relevance over word forms.
 
         Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
         """
@@ -775,6 +778,7 @@ class SyncMethods:
                 scope=scope,
                 tags=tags,
                 session_id=session_id,
+                include_disabled=include_disabled,
             ),
             result_type=m.SearchResult,
             timeout=timeout,

@@ -451,6 +451,8 @@ export interface SearchParams {
   _meta?: Meta | null;
   /** @default null */
   cwd?: string | null;
+  /** @default false */
+  includeDisabled?: boolean;
   /** @default null */
   limit?: number | null;
   query: string;
@@ -565,6 +567,8 @@ export interface SkillLoadError {
 
 /** A discovered, valid (or leniently accepted) skill as listed in a catalog. */
 export interface SkillMetadata {
+  /** @default [] */
+  agents?: string[];
   /** @default null */
   allowedTools?: string[] | null;
   /** @default null */
@@ -802,7 +806,7 @@ export interface Methods {
    */
   "skills.readFile": { params: ReadFileParams; result: ReadFileResult };
   /**
-   * Rank enabled skills for a query: exact path > exact name > prefix > relevance.
+   * Rank enabled skills (disabled too with includeDisabled) for a non-blank query: exact path > exact name > prefix > relevance over word forms.
    *
    * Error kinds: session_not_found, invalid_config.
    */

@@ -185,6 +185,25 @@ describe("typed requests against a spawned daemon", () => {
   });
 });
 
+test("a relative cwd means the caller's directory, not the daemon's", async () => {
+  const tree = makeTree();
+  // The daemon runs elsewhere, as a shared one does.
+  const client = spawnDaemon(tree, { cwd: tree.tmp });
+  const before = process.cwd();
+  try {
+    process.chdir(join(tree.project, ".agents"));
+    const listed = await client.listSkills({ cwd: ".." });
+    assert.equal(listed.cwd, tree.project);
+    assert.ok(listed.skills.some((s) => s.name === "pdf-forms"));
+    const hits = await client.search({ query: "pdf", cwd: "." });
+    assert.ok(hits.results.some((h) => h.skill.name === "pdf-forms"));
+  } finally {
+    process.chdir(before);
+    await client.close();
+    tree.cleanup();
+  }
+});
+
 test("close() lets the daemon exit 0 and later requests reject at once", async () => {
   const tree = makeTree();
   try {

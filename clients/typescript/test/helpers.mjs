@@ -66,7 +66,7 @@ export function makeTree() {
 /** The daemon's environment for `tree`: HOME, config, state and runtime dir inside it. */
 export function daemonEnv(tree, extra = {}) {
   const env = { ...process.env };
-  for (const name of ["SKILLSD_ROOT", "AGENT_SKILLS_PATH", "SKILLSD_RUNTIME_DIR", "SKILLSD_TEST_HOOKS"]) {
+  for (const name of ["SKILLSD_ROOT", "AGENT_SKILLS_PATH", "SKILLSD_RUNTIME_DIR", "SKILLSD_TEST_HOOKS", "CODEX_HOME"]) {
     delete env[name];
   }
   return {
