@@ -13,6 +13,7 @@ session changes on its event loop: :func:`load` only reads, :func:`record_load` 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -45,6 +46,7 @@ from skillsd.core.resources import list_skill_files, read_resource, read_skill_f
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session
 from skillsd.core.skillfile import SKILL_FILE, Mode, ParsedSkillFile, read_skill_file
+from skillsd.core.state import StateStore
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.errors import (
     PermissionDeniedData,
@@ -108,6 +110,10 @@ __all__ = [
 PolicyCheck = Callable[[Session | None, str, str | None], Check]
 
 
+#: What a skill id looks like (SPEC 2: 24 hex digits).
+_SKILL_ID = re.compile(r"[0-9a-f]{24}")
+
+
 @dataclass(frozen=True, slots=True)
 class OperationView:
     """What an operation sees: the request's catalog, its session, and the permission policy.
@@ -155,6 +161,25 @@ def resolve(catalog: Catalog, ref: RefParams, *, include_disabled: bool = False)
     return catalog.resolve(
         path=ref.path, id=ref.id, name=ref.name, include_disabled=include_disabled
     )
+
+
+def ref_from_text(catalog: Catalog, text: str) -> RefParams:
+    """A skill reference a person typed: a path if it looks like one, an id if one matches, else
+    a name."""
+    if os.sep in text or os.path.exists(os.path.join(catalog.cwd, text)):
+        return RefParams(path=text)
+    if _SKILL_ID.fullmatch(text) and catalog.get(text) is not None:
+        return RefParams(id=text)
+    return RefParams(name=text)
+
+
+def save_enabled(state: StateStore, catalog: Catalog, skill: SkillMetadata, enabled: bool) -> None:
+    """The user's enable flag of ``skill`` in the state file (``skills.setEnabled`` with
+    ``persist: "user"`` and ``skillsd enable|disable``). Writes a file: run it off the loop."""
+    real = catalog.real_path_of[skill.id]
+    # Every spelling a hand-edited state file may use, so enabling clears them all.
+    aliases = (skill.id, skill.path, skill.dir, os.path.dirname(real))
+    state.set_enabled(aliases, enabled, key=real)
 
 
 def gate_load(

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import textwrap
 from typing import Any
@@ -23,8 +22,6 @@ from skillsd.core.search import SearchIndex
 from skillsd.core.state import StateStore, default_state_path
 from skillsd_protocol.messages import ListParams, LoadParams, PromptParams, SearchParams
 from skillsd_protocol.schema import render_schema
-
-_ID = re.compile(r"[0-9a-f]{24}")
 
 
 def register(subparsers: Any) -> None:
@@ -68,7 +65,9 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=lambda args: _print(render_schema().rstrip("\n")))
 
 
-def _view(args: argparse.Namespace) -> ops.OperationView:
+def catalog_view(args: argparse.Namespace) -> ops.OperationView:
+    """The catalog of ``--cwd`` (default: the process cwd) with ``--extra-root``s, as the user
+    sees it: their enable flags applied, nothing gated."""
     cwd = os.path.realpath(args.cwd or os.getcwd())
     if not os.path.isdir(cwd):
         raise SkillsdError(f"--cwd {args.cwd}: not a directory", InvalidParamsData(field="cwd"))
@@ -110,7 +109,7 @@ def _failing(fn: Any) -> Any:
 
 @_failing
 def _list(args: argparse.Namespace) -> int:
-    view = _view(args)
+    view = catalog_view(args)
     listing = ops.list_skills(view, ListParams(scope=args.scope))
     if args.json:
         return _emit_json(listing)
@@ -136,7 +135,7 @@ def _list(args: argparse.Namespace) -> int:
 
 @_failing
 def _search(args: argparse.Namespace) -> int:
-    view = _view(args)
+    view = catalog_view(args)
     params = SearchParams(query=args.query, limit=args.limit, scope=args.scope, tags=args.tags)
     result = ops.search(view, SearchIndex(view.catalog.skills), params)
     if args.json:
@@ -151,21 +150,11 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ref(view: ops.OperationView, text: str) -> LoadParams:
-    """A typed-in skill reference: a path if it looks like one, an id if one matches, else a
-    name."""
-    if os.sep in text or os.path.exists(text):
-        return LoadParams(path=text)
-    if _ID.fullmatch(text) and view.catalog.get(text) is not None:
-        return LoadParams(id=text)
-    return LoadParams(name=text)
-
-
 @_failing
 def _show(args: argparse.Namespace) -> int:
-    view = _view(args)
-    params = _ref(view, args.ref)
-    params.format = args.format
+    view = catalog_view(args)
+    ref = ops.ref_from_text(view.catalog, args.ref)
+    params = LoadParams(path=ref.path, id=ref.id, name=ref.name, format=args.format)
     loaded = ops.load(view, params)
     if args.json:
         return _emit_json(loaded)
@@ -174,7 +163,7 @@ def _show(args: argparse.Namespace) -> int:
 
 @_failing
 def _prompt(args: argparse.Namespace) -> int:
-    view = _view(args)
+    view = catalog_view(args)
     params = PromptParams(
         format=args.format,
         max_entries=args.max_entries,

@@ -10,23 +10,19 @@ of the skill's directory or ``SKILL.md``.
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import sys
 from typing import Any
 
 import msgspec
 
-from skillsd.core.catalog import Catalog, load_catalog
-from skillsd.core.effective_config import ConfigSource
-from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd import operations as ops
+from skillsd.cli.catalog import catalog_view
+from skillsd.core.errors import SkillsdError
 from skillsd.core.state import StateStore, default_state_path
-from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import SetEnabledResult
 
 __all__ = ["register"]
 
-_ID = re.compile(r"[0-9a-f]{24}")
 #: A skill that is not there, or a state file that cannot be written: a usage-level failure.
 FAILURE_STATUS = 2
 
@@ -45,28 +41,13 @@ def register(subparsers: Any) -> None:
         p.set_defaults(func=_run, enabled=enabled)
 
 
-def _resolve(catalog: Catalog, ref: str) -> SkillMetadata:
-    if os.sep in ref or os.path.exists(os.path.join(catalog.cwd, ref)):
-        return catalog.resolve(path=ref)
-    if _ID.fullmatch(ref) and catalog.get(ref) is not None:
-        return catalog.resolve(id=ref)
-    return catalog.resolve(name=ref, include_disabled=True)
-
-
 def _run(args: argparse.Namespace) -> int:
-    cwd = os.path.realpath(args.cwd or os.getcwd())
     try:
-        if not os.path.isdir(cwd):
-            raise SkillsdError(f"--cwd {args.cwd}: not a directory", InvalidParamsData(field="cwd"))
-        config, _, _ = ConfigSource(os.environ).for_cwd(cwd)
-        state = StateStore(default_state_path())
-        catalog = load_catalog(cwd, config, extra_roots=args.extra_root, disabled=state.disabled())
-        skill = _resolve(catalog, args.skill)
-        real = catalog.real_path_of[skill.id]
-        # The same aliases the daemon's skills.setEnabled records, so either one undoes the other.
-        aliases = (skill.id, skill.path, skill.dir, os.path.dirname(real))
+        view = catalog_view(args)
+        ref = ops.ref_from_text(view.catalog, args.skill)
+        skill = ops.resolve(view.catalog, ref, include_disabled=True)
         was = skill.enabled
-        state.set_enabled(aliases, args.enabled, key=real)
+        ops.save_enabled(StateStore(default_state_path()), view.catalog, skill, args.enabled)
     except SkillsdError as exc:
         print(f"skillsd {args.command}: {exc.message}", file=sys.stderr)
         return FAILURE_STATUS

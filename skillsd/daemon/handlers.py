@@ -9,7 +9,6 @@ files so the event loop never waits on a disk. Session changes stay on the loop.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 from functools import partial
 
@@ -250,9 +249,7 @@ async def _set_enabled(
         assert session is not None
         session.enabled_overrides[skill.id] = params.enabled
     else:
-        real = view.catalog.real_path_of[skill.id]
-        aliases = (skill.id, skill.path, skill.dir, os.path.dirname(real))
-        await _save(svc.state.set_enabled, aliases, params.enabled, key=real)
+        await _save(ops.save_enabled, svc.state, view.catalog, skill, params.enabled)
         if session is not None:
             # The user's newest choice also ends this session's own override of it.
             session.enabled_overrides.pop(skill.id, None)
