@@ -102,7 +102,22 @@ KEYS: dict[str, tuple[str, str]] = {
         "The answer when no rule matches.",
         '"allow"',
     ),
+    "trust.default": (
+        "Whether a repository you have not decided about is trusted: `untrusted` withholds its "
+        "skills' `allowed-tools` grants and its project file's `allow` rules (SPEC 15). Read "
+        "from the user's file only.",
+        '"untrusted"',
+    ),
+    "trust.roots": (
+        "Repository roots trusted by configuration: paths or globs (`*` spans `/`), `~` is "
+        "the home directory. A decision made with `skillsd trust` or `trust.set` comes first. "
+        "Read from the user's file only.",
+        '["~/src/mine/*", "/work/company-repo"]',
+    ),
 }
+
+#: Config fields layering fills in, which no file may set.
+_INTERNAL = {"projectPermissions"}
 
 HEADER = """\
 # Configuration
@@ -116,10 +131,13 @@ skillsd reads two TOML files, both optional:
 - the project's: `.agents/skillsd.toml` at the repository root (the nearest ancestor holding
   one of `discovery.markers`, or `$SKILLSD_ROOT`).
 
-The project file is read after the user's: a key it sets replaces the user's value, except the
-`permissions` rule lists, which add up. Unknown keys and wrong types make a file invalid; the
-error names the file, the key and the reason (`skillsd doctor` shows it). Changes apply at the
-next request, without a restart.
+The project file is read after the user's: a key it sets replaces the user's value, except
+`permissions` and `trust`. A project's `permissions` may only tighten the user's (its
+`finalDeny` and `deny` rules add up with the user's, its `defaultAction` applies only when
+stricter, its `override` never, its `allow` only once you trust the repository), and its
+`trust` table is ignored: see `docs/security.md`. Unknown keys and wrong types make a file
+invalid; the error names the file, the key and the reason (`skillsd doctor` shows it). Changes
+apply at the next request, without a restart.
 
 Every key, with its type, its default and an example:
 """
@@ -156,6 +174,8 @@ def config_keys() -> list[tuple[str, str, str]]:
     """(key path, type, default in TOML) for every key of :class:`Config`, in declaration order."""
     found = []
     for field in msgspec.structs.fields(Config):
+        if field.encode_name in _INTERNAL:
+            continue
         value = getattr(DEFAULT_CONFIG, field.name)
         if isinstance(value, msgspec.Struct):
             for sub in msgspec.structs.fields(type(value)):

@@ -41,12 +41,13 @@ from skillsd.core.model_tools import (
     read_file_text,
     search_text,
 )
-from skillsd.core.permissions import SKILL_LOAD, Check, skill_load_rule
+from skillsd.core.permissions import SKILL_LOAD, Check, Policy, skill_load_rule
 from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session
 from skillsd.core.skillfile import SKILL_FILE, Mode, ParsedSkillFile, read_skill_file
 from skillsd.core.state import StateStore
+from skillsd.core.trust import TrustState, resolve_trust
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.errors import (
     PermissionDeniedData,
@@ -60,8 +61,10 @@ from skillsd_protocol.messages import (
     AgentsGetResult,
     AgentsListResult,
     CatalogInfo,
+    IgnoredRule,
     InspectParams,
     InspectResult,
+    InspectTrust,
     ListParams,
     ListResult,
     LoadParams,
@@ -77,6 +80,7 @@ from skillsd_protocol.messages import (
     SearchParams,
     SearchResult,
     ToolsCallResult,
+    TrustInfo,
     ValidateParams,
     ValidateResult,
     WatchInfo,
@@ -103,6 +107,7 @@ __all__ = [
     "skill_file_verdict",
     "tool_failure",
     "tools_call",
+    "trust_info",
     "validate",
 ]
 
@@ -119,11 +124,20 @@ class OperationView:
     """What an operation sees: the request's catalog, its session, and the permission policy.
 
     ``check`` is None when the user acts directly (the CLI): nothing is gated then (SPEC 7).
+    ``trust`` is the trust of the catalog's repository root, and ``is_trusted`` answers it for
+    any root (a session may hold skills loaded from another repository): SPEC 15.
     """
 
     catalog: Catalog
     session: Session | None = None
     check: PolicyCheck | None = None
+    trust: TrustState | None = None
+    is_trusted: Callable[[str], bool] | None = None
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the catalog's repository root is trusted (not known: not trusted)."""
+        return self.trust is not None and self.trust.trusted
 
     @property
     def cwd(self) -> str:
@@ -141,14 +155,19 @@ def local_view(
     home: str,
     extra_roots: Iterable[str] = (),
     disabled: Collection[str] = frozenset(),
+    trust_decisions: Mapping[str, bool] | None = None,
 ) -> OperationView:
     """The view of a process without a daemon: the catalog of ``cwd`` (a real directory), built
-    now, with no session and no policy. The repo root is found once, with the config."""
+    now, with no session and no policy, and the repository's trust (the state file's
+    ``trust_decisions``, else the config). The repo root is found once, with the config."""
     config, _sources, repo_root = ConfigSource(env).for_cwd(cwd)
     plan = compute_roots(
         cwd, config, home=home, env=env, client_extra_roots=extra_roots, repo_root=repo_root
     )
-    return OperationView(build_catalog(plan, config, disabled=disabled))
+    catalog = build_catalog(plan, config, disabled=disabled)
+    # The merged config's [trust] is the user's: layering drops a project's.
+    trust = resolve_trust(catalog.root, trust_decisions or {}, config.trust, home=home)
+    return OperationView(catalog, trust=trust)
 
 
 # -- resolving and gating --------------------------------------------------------------------
@@ -183,22 +202,28 @@ def save_enabled(state: StateStore, catalog: Catalog, skill: SkillMetadata, enab
 
 
 def gate_load(
-    view: OperationView, skill: SkillMetadata, *, agent: str | None = None
+    view: OperationView,
+    skill: SkillMetadata,
+    *,
+    agent: str | None = None,
+    reading: bool = False,
+    deny_only: bool = False,
 ) -> SkillsdError | None:
     """SPEC 7: loading is the tool ``skill_load`` with the skill's name as input. The error for
     a decision that is not ``allow``, or None.
 
     For an ``agent``'s skill the agent file is the user's own configuration, so only a deny
-    holds (with no session's memory): there is nobody to ask."""
+    holds (with no session's memory): there is nobody to ask. ``reading`` words the refusal
+    for a read of the skill's files (SPEC 15), and ``deny_only`` lets an ``ask`` through."""
     if view.check is None:
         return None
     session = None if agent is not None else view.session
     check = view.check(session, SKILL_LOAD, skill.name)
-    if check.decision == "allow" or (agent is not None and check.decision != "deny"):
+    if check.decision == "allow" or ((agent is not None or deny_only) and check.decision != "deny"):
         return None
     if check.decision == "deny":
         why = f"the {check.layer} rule {check.rule!r}" if check.rule else "the default action"
-        subject = f"loading skill {skill.name!r}"
+        subject = f"{'reading' if reading else 'loading'} skill {skill.name!r}"
         if agent is not None:
             subject = f"agent {agent!r} uses skill {skill.name!r}, whose loading"
         return SkillsdError(
@@ -212,7 +237,8 @@ def gate_load(
         )
     rule = skill_load_rule(skill.name)
     return SkillsdError(
-        f"loading skill {skill.name!r} needs the user's approval: ask them, then call "
+        f"{'reading' if reading else 'loading'} skill {skill.name!r} needs the user's approval "
+        "(as loading it does): ask them, then call "
         f"permissions.remember with rule {rule!r}",
         PermissionRequiredData(skill=skill.name, layer=check.layer, rule=rule),
     )
@@ -226,6 +252,7 @@ def list_skills(
 ) -> ListResult:
     """``skills.list``: the catalog, plus the state file's problem if there is one."""
     result = list_result(view.catalog, scope=params.scope, include_disabled=params.include_disabled)
+    result.trusted = view.trusted
     if state_problem is not None:
         result.diagnostics = [*result.diagnostics, state_problem]
     return result
@@ -267,12 +294,23 @@ def load(view: OperationView, params: LoadParams) -> LoadResult:
     refusal = gate_load(view, skill)
     if refusal is not None:
         raise refusal
-    return load_skill(view.session, skill, force=params.force, format=params.format or "codelia")
+    loaded = load_skill(view.session, skill, force=params.force, format=params.format or "codelia")
+    if skill.scope == "repo" and not view.trusted:
+        loaded.withheld_grants = list(dict.fromkeys(skill.allowed_tools or ()))
+    return loaded
 
 
-def read_file(view: OperationView, params: ReadFileParams) -> ReadFileResult:
-    """``skills.readFile``: a window of one file inside the skill's directory."""
+def read_file(
+    view: OperationView, params: ReadFileParams, *, model: bool = False
+) -> ReadFileResult:
+    """``skills.readFile``: a window of one file inside the skill's directory, checked like a
+    load of the skill (SPEC 15): a deny refuses it; for the ``model`` (``skill_read_file``), a
+    skill its session has not loaded also needs the load's ``ask`` answered."""
     skill = resolve(view.catalog, params)
+    loaded = view.session is not None and skill.path in view.session.loaded
+    refusal = gate_load(view, skill, reading=True, deny_only=not model or loaded)
+    if refusal is not None:
+        raise refusal
     return read_resource(skill.dir, params.file, offset=params.offset, length=params.length)
 
 
@@ -334,7 +372,25 @@ def inspect(
         skills=catalog.skills if params.include_skills else [],
     )
     session = view.session
-    return InspectResult(session=session.info() if session is not None else None, skills=info)
+    session_info = session.info(view.is_trusted) if session is not None else None
+    trust = None
+    if view.trust is not None:
+        policy = Policy.from_config(view.config.permissions, view.config.project_permissions)
+        ignored = [
+            IgnoredRule(rule=i.rule, key=i.key, until_trusted=i.until_trusted)
+            for i in policy.ignored_now(view.trust.trusted)
+        ]
+        t = view.trust
+        trust = InspectTrust(root=t.root, trusted=t.trusted, source=t.source, ignored=ignored)
+    return InspectResult(session=session_info, skills=info, trust=trust)
+
+
+# -- workspace trust -------------------------------------------------------------------------
+
+
+def trust_info(trust: TrustState) -> TrustInfo:
+    """``trust.get`` / ``trust.set``'s answer."""
+    return TrustInfo(root=trust.root, trusted=trust.trusted, source=trust.source)
 
 
 # -- validation ------------------------------------------------------------------------------
@@ -472,7 +528,7 @@ def tools_call(
             loaded = load(view, LoadParams(path=ref.path, name=ref.name))
             return ToolCall(ToolsCallResult(content=loaded.content, is_error=False), loaded)
         window = read_file(
-            view, ReadFileParams(path=ref.path, name=ref.name, file=request.file or "")
+            view, ReadFileParams(path=ref.path, name=ref.name, file=request.file or ""), model=True
         )
         return ToolCall(ToolsCallResult(content=read_file_text(window), is_error=False))
     except SkillsdError as exc:

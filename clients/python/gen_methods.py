@@ -48,6 +48,8 @@ PY_NAMES: dict[str, str] = {
     "context.inspect": "inspect",
     "permissions.check": "permissions_check",
     "permissions.remember": "permissions_remember",
+    "trust.get": "trust_get",
+    "trust.set": "trust_set",
     "agents.list": "agents_list",
     "agents.get": "agents_get",
 }

@@ -73,13 +73,14 @@ def catalog_view(args: argparse.Namespace) -> ops.OperationView:
         raise SkillsdError(f"--cwd {args.cwd}: not a directory", InvalidParamsData(field="cwd"))
     # The user's enable flags, as the daemon applies them (an unreadable state file is
     # reported by `skillsd doctor`; here it just means nothing is disabled).
-    disabled = StateStore(default_state_path()).disabled()
+    state = StateStore(default_state_path())
     return ops.local_view(
         cwd,
         env=os.environ,
         home=os.path.expanduser("~"),
         extra_roots=args.extra_root,
-        disabled=disabled,
+        disabled=state.disabled(),
+        trust_decisions=state.trust_decisions(),
     )
 
 

@@ -1,7 +1,8 @@
 """``skillsd doctor [--cwd DIR] [--extra-root DIR] [--json]``: what skillsd sees here, and why.
 
 Config files in effect, every root with its counts, whether file watching works for those roots,
-the state file, the permission policy, agents, then every error and warning. It works without a
+the state file, the repository's trust and what it withholds, the permission policy in effect,
+agents, then every error and warning. It works without a
 daemon and exits 0 whenever it could report, broken skills and bad config files included (a bad
 config is reported, and the rest is shown with the defaults).
 """
@@ -23,7 +24,9 @@ from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, use
 from skillsd.core.discovery import compute_roots, find_repo_root
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
+from skillsd.core.permissions import Policy
 from skillsd.core.state import StateStore, default_state_path
+from skillsd.core.trust import resolve_trust
 from skillsd.core.watch_plan import watch_plan
 from skillsd.daemon.watcher import Subscription, WatchService
 from skillsd_protocol import Diagnostic, Scope, SkillLoadError
@@ -72,6 +75,24 @@ class PermissionsReport(_Out, kw_only=True):
     allow: list[str]
 
 
+class IgnoredReport(_Out, kw_only=True):
+    rule: str
+    key: str
+    until_trusted: bool
+
+
+class TrustReport(_Out, kw_only=True):
+    """The repository root's trust (SPEC 15) and what not trusting it withholds."""
+
+    root: str
+    trusted: bool
+    source: str
+    #: ``skill: rule`` for each repo skill's ``allowed-tools`` entry that grants nothing.
+    withheld_grants: list[str] = msgspec.field(default_factory=list)
+    #: Project config entries not applied (until trusted, or ever).
+    ignored: list[IgnoredReport] = msgspec.field(default_factory=list)
+
+
 class AgentsReport(_Out, kw_only=True):
     directories: list[str]
     names: list[str]
@@ -93,6 +114,7 @@ class DoctorReport(_Out, kw_only=True):
     skills: SkillCounts
     watch: WatchReport
     state: StateReport
+    trust: TrustReport
     permissions: PermissionsReport
     agents: AgentsReport
     errors: list[Diagnostic]
@@ -185,7 +207,18 @@ def diagnose(
     errors.extend(_agent_problem(e) for e in agent_errors)
 
     data = state.read()
-    perms = config.permissions
+    # The merged config's [trust] is the user's own: layering drops a project's.
+    trust = resolve_trust(catalog.root, data.trust, config.trust, home=home)
+    policy = Policy.from_config(config.permissions, config.project_permissions)
+    allow = [*policy.allow, *(policy.project_allow if trust.trusted else ())]
+    withheld = []
+    if not trust.trusted:
+        withheld = [
+            f"{s.name}: {rule}"
+            for s in catalog.skills
+            if s.scope == "repo"
+            for rule in dict.fromkeys(s.allowed_tools or ())
+        ]
     return DoctorReport(
         cwd=cwd,
         repo_root=catalog.root,
@@ -203,12 +236,22 @@ def diagnose(
             disabled=len(data.disabled),
             remembered=len(data.permissions),
         ),
+        trust=TrustReport(
+            root=trust.root,
+            trusted=trust.trusted,
+            source=trust.source,
+            withheld_grants=withheld,
+            ignored=[
+                IgnoredReport(rule=i.rule, key=i.key, until_trusted=i.until_trusted)
+                for i in policy.ignored_now(trust.trusted)
+            ],
+        ),
         permissions=PermissionsReport(
-            default_action=perms.default_action,
-            final_deny=list(perms.final_deny),
-            override=list(perms.override),
-            deny=list(perms.deny),
-            allow=list(perms.allow),
+            default_action=policy.default_action,
+            final_deny=[r.text for r in policy.final_deny],
+            override=[r.text for r in policy.override],
+            deny=[r.text for r in policy.deny],
+            allow=[r.text for r in allow],
         ),
         agents=AgentsReport(directories=dirs, names=[a.name for a in agents]),
         errors=errors,
@@ -312,6 +355,18 @@ def render(report: DoctorReport) -> str:
         + (f"{s.disabled} disabled, {s.remembered} remembered" if s.exists else "absent")
         + ")"
     )
+    t = report.trust
+    how = {"state": "your decision", "config": "[trust] roots", "default": "[trust] default"}
+    lines.append(
+        f"trust: {t.root} is {'trusted' if t.trusted else 'NOT trusted'} ({how[t.source]})"
+        + ("" if t.trusted else "; `skillsd trust` trusts it")
+    )
+    if t.withheld_grants:
+        lines.append(f"  withheld grants of repo skills ({len(t.withheld_grants)}):")
+        lines.extend(f"    {g}" for g in t.withheld_grants)
+    for item in t.ignored:
+        why = "ignored until trusted" if item.until_trusted else "always ignored (never loosens)"
+        lines.append(f"  project {item.key} {item.rule}: {why}")
     p = report.permissions
     lines.append(
         f"permissions: defaultAction {p.default_action}; finalDeny {len(p.final_deny)}, "

@@ -3,6 +3,10 @@
 Files: the user's ``config.toml`` (``$SKILLSD_CONFIG`` overrides its path) and an optional
 project ``.agents/skillsd.toml``; :mod:`skillsd.core.effective_config` reads them. Unknown keys
 and wrong types make a file invalid.
+
+Layering keeps the origin of what decides permissions (SPEC 15): the project file's
+``[permissions]`` table is kept apart (``Config.project_permissions``) for the policy to apply
+only what tightens, and its ``[trust]`` table is dropped (a repository cannot trust itself).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import platformdirs
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
 from skillsd.core.permissions import PermissionsConfig, rule_problem
+from skillsd.core.trust import TrustConfig
 from skillsd_protocol.errors import InvalidConfigData
 
 __all__ = [
@@ -29,6 +34,7 @@ __all__ = [
     "PromptConfig",
     "RootsConfig",
     "SearchConfig",
+    "is_project_config",
     "layer_configs",
     "parse_config_table",
     "parse_config_text",
@@ -75,16 +81,32 @@ class Config(_Table, frozen=True):
     prompt: PromptConfig = PromptConfig()
     search: SearchConfig = SearchConfig()
     permissions: PermissionsConfig = PermissionsConfig()
+    trust: TrustConfig = TrustConfig()
+    #: The project file's ``[permissions]``, set by layering only (never read from a file); its
+    #: ``defaultAction`` is the user's when the project sets none.
+    project_permissions: PermissionsConfig | None = None
 
 
 DEFAULT_CONFIG = Config()
 
+#: The key layering fills in; a file that writes it is refused as if it were unknown.
+_PROJECT_PERMISSIONS = "projectPermissions"
+
 #: Permission rule lists add up across files instead of the later file replacing them.
-_CONCATENATED = {("permissions", k) for k in ("finalDeny", "override", "deny", "allow")}
+_CONCATENATED = {
+    (table, k)
+    for table in ("permissions", "projectPermissions")
+    for k in ("finalDeny", "override", "deny", "allow")
+}
 
 
-def parse_config_table(data: dict[str, Any], source: str) -> Config:
+def parse_config_table(data: dict[str, Any], source: str, *, layered: bool = False) -> Config:
     """Validate one config table; errors name the file, the key path and the reason."""
+    if not layered and _PROJECT_PERMISSIONS in data:
+        raise SkillsdError(
+            f"{source}: invalid config: unknown key {_PROJECT_PERMISSIONS!r}",
+            InvalidConfigData(path=source),
+        )
     try:
         config = msgspec.convert(data, Config)
     except msgspec.ValidationError as exc:
@@ -92,6 +114,8 @@ def parse_config_table(data: dict[str, Any], source: str) -> Config:
             f"{source}: invalid config: {_describe(exc)}", InvalidConfigData(path=source)
         ) from None
     _check_rules(config.permissions, source)
+    if config.project_permissions is not None:
+        _check_rules(config.project_permissions, source)
     return config
 
 
@@ -123,9 +147,21 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
 
 
 def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
-    """Merge validated tables in order (later wins per key; permission lists concatenate)."""
+    """Merge validated tables in order (later wins per key; permission lists concatenate).
+
+    A project file's (:func:`is_project_config`) ``[permissions]`` goes to
+    ``project_permissions`` and its ``[trust]`` is dropped."""
     merged: dict[str, Any] = {}
-    for _source, table in tables:
+    for source, table in tables:
+        if is_project_config(source):
+            table = dict(table)
+            table.pop("trust", None)
+            if "permissions" in table:
+                project = dict(table.pop("permissions"))
+                # A project without a `defaultAction` has no opinion: it takes the user's.
+                user_default = merged.get("permissions", {}).get("defaultAction", "ask")
+                project.setdefault("defaultAction", user_default)
+                table[_PROJECT_PERMISSIONS] = project
         for key, value in table.items():
             if isinstance(value, dict):
                 section = merged.setdefault(key, {})
@@ -137,7 +173,7 @@ def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
             else:
                 merged[key] = value
     sources = ", ".join(source for source, _ in tables) or "defaults"
-    return parse_config_table(merged, sources)
+    return parse_config_table(merged, sources, layered=True)
 
 
 def _describe(exc: msgspec.ValidationError) -> str:
@@ -169,16 +205,20 @@ def project_config_path(repo_root: str) -> str:
     return os.path.join(repo_root, *PROJECT_CONFIG)
 
 
+def is_project_config(path: str) -> bool:
+    """Is ``path`` a project's ``.agents/skillsd.toml`` (rather than the user's config)?"""
+    directory = os.path.dirname(os.path.abspath(path))
+    return (
+        os.path.basename(path) == PROJECT_CONFIG[1]
+        and os.path.basename(directory) == PROJECT_CONFIG[0]
+    )
+
+
 def extra_roots_base(path: str) -> str:
     """Where relative ``roots.extra`` entries of the config file ``path`` start from: the
     repository root for a project file, else the file's own directory (never the process cwd)."""
     directory = os.path.dirname(os.path.abspath(path))
-    if (
-        os.path.basename(path) == PROJECT_CONFIG[1]
-        and os.path.basename(directory) == (PROJECT_CONFIG[0])
-    ):
-        return os.path.dirname(directory)
-    return directory
+    return os.path.dirname(directory) if is_project_config(path) else directory
 
 
 def anchor_extra_roots(table: dict[str, Any], path: str) -> dict[str, Any]:

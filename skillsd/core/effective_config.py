@@ -50,6 +50,10 @@ class ConfigSource:
         self._files[key] = (signature, config, sources)
         return config, sources
 
+    def user(self) -> Config:
+        """The user's own config alone (where ``[trust]`` is read: SPEC 15)."""
+        return self.load([user_config_path(self._env)])[0]
+
     def for_cwd(self, cwd: str) -> tuple[Config, list[str], str]:
         """(config, sources, repo root): user config first (it may change the markers)."""
         user_only, _ = self.load([user_config_path(self._env)])

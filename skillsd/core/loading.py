@@ -44,8 +44,8 @@ def load_skill(
     )
 
 
-def record_load(session: Session | None, loaded: LoadResult) -> None:
-    """Remember in ``session`` that the skill was sent (and take its grants); a reminder, or no
-    session, records nothing."""
+def record_load(session: Session | None, loaded: LoadResult, repo_root: str | None = None) -> None:
+    """Remember in ``session`` that the skill was sent (and take its grants, tied to
+    ``repo_root`` for a repo skill); a reminder, or no session, records nothing."""
     if session is not None and not loaded.already_loaded:
-        session.record_load(loaded.skill)
+        session.record_load(loaded.skill, repo_root)

@@ -1,4 +1,5 @@
-"""The user's persistent state: disabled skills and ``always`` permission decisions (SPEC 8).
+"""The user's persistent state: disabled skills, ``always`` permission decisions (SPEC 8) and
+workspace trust decisions (SPEC 15).
 
 One JSON file, ``state.json`` in ``platformdirs.user_state_dir("skillsd")`` (``$XDG_STATE_HOME``
 is honoured there). Every change is a read-modify-write under an ``flock`` (several daemons may
@@ -25,6 +26,7 @@ from skillsd.core import limits
 from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.errors import SkillsdError
 from skillsd.core.file_version import StatKey, stat_key
+from skillsd.core.permissions import parse_rule, remember_rule
 from skillsd_protocol import Diagnostic
 from skillsd_protocol.errors import StateUnreadableData, StateWriteFailedData
 
@@ -48,11 +50,13 @@ OpenTemp = Callable[[str], IO[bytes]]
 
 class StateData(msgspec.Struct, kw_only=True):
     """The file's content. ``disabled`` holds real ``SKILL.md`` paths (ids and skill dirs are
-    understood too, for hand-edited files); ``permissions`` maps canonical rules to decisions."""
+    understood too, for hand-edited files); ``permissions`` maps rules (as the user wrote them)
+    to decisions; ``trust`` maps real repository roots to the user's trust decision."""
 
     version: int = STATE_VERSION
     disabled: list[str] = msgspec.field(default_factory=list)
     permissions: dict[str, Remembered] = msgspec.field(default_factory=dict)
+    trust: dict[str, bool] = msgspec.field(default_factory=dict)
 
 
 def default_state_path() -> str:
@@ -142,8 +146,12 @@ class StateStore:
         return frozenset(self.read().disabled)
 
     def always(self) -> dict[str, Remembered]:
-        """Decisions remembered with ``persist: "always"`` (canonical rule -> decision)."""
+        """Decisions remembered with ``persist: "always"`` (rule as written -> decision)."""
         return dict(self.read().permissions)
+
+    def trust_decisions(self) -> dict[str, bool]:
+        """The user's trust decisions (real repository root -> trusted)."""
+        return dict(self.read().trust)
 
     def _current(self) -> tuple[StateData, Diagnostic | None]:
         cached = self._cached
@@ -199,11 +207,21 @@ class StateStore:
 
         self._update(change)
 
-    def remember(self, rule_key: str, decision: Remembered) -> None:
-        """Persist a decision for a canonical rule (replacing an earlier one for that rule)."""
+    def remember(self, rule_text: str, decision: Remembered) -> None:
+        """Persist a decision for a rule, kept as written (replacing an earlier one for the
+        same rule, however it was spelled)."""
+        rule = parse_rule(rule_text)
 
         def change(data: StateData) -> None:
-            data.permissions[rule_key] = decision
+            remember_rule(data.permissions, rule, decision)
+
+        self._update(change)
+
+    def set_trust(self, root: str, trusted: bool) -> None:
+        """Persist the user's trust decision for a real repository root."""
+
+        def change(data: StateData) -> None:
+            data.trust[root] = trusted
 
         self._update(change)
 
@@ -221,6 +239,7 @@ class StateStore:
                 version=data.version,
                 disabled=list(data.disabled),
                 permissions=dict(data.permissions),
+                trust=dict(data.trust),
             )
             change(data)
             encoded = msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"

@@ -9,6 +9,7 @@ files so the event loop never waits on a disk. Session changes stay on the loop.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
 from functools import partial
 
@@ -17,7 +18,7 @@ import msgspec
 from skillsd import operations as ops
 from skillsd.core.errors import SkillsdError
 from skillsd.core.model_tools import decode_tool_call, tool_definitions
-from skillsd.core.permissions import RuleError, parse_rule
+from skillsd.core.permissions import Rule, RuleError, parse_rule, remember_rule
 from skillsd.core.sessions import Session
 from skillsd.daemon.endpoint import InvalidParams, RequestContext, Router
 from skillsd.daemon.services import Services, View
@@ -55,6 +56,9 @@ from skillsd_protocol.messages import (
     ToolsCallResult,
     ToolsListParams,
     ToolsListResult,
+    TrustGetParams,
+    TrustInfo,
+    TrustSetParams,
     UnloadParams,
     UnloadResult,
     ValidateParams,
@@ -110,7 +114,7 @@ async def _search(svc: Services, params: SearchParams, ctx: RequestContext) -> S
 async def _load(svc: Services, params: LoadParams, ctx: RequestContext) -> LoadResult:
     view = await _view(svc, ctx, params)
     loaded = await asyncio.to_thread(ops.load, view.seen, params)
-    ops.record_load(view.session, loaded)
+    ops.record_load(view.session, loaded, view.catalog.root)
     return loaded
 
 
@@ -195,7 +199,7 @@ async def _tools_call(
         return ops.tool_failure(exc)
     call = await asyncio.to_thread(ops.tools_call, view.seen, request, index)
     if call.loaded is not None:
-        ops.record_load(view.session, call.loaded)
+        ops.record_load(view.session, call.loaded, view.catalog.root)
     return call.result
 
 
@@ -211,12 +215,14 @@ async def _check(svc: Services, params: CheckParams, ctx: RequestContext) -> Che
     if not params.tool.strip():
         raise InvalidParams("Invalid params for permissions.check: `tool` is empty")
     session = svc.session(params.session_id)
-    check = svc.check(svc.config_for(params.cwd, session), session, params.tool, params.input)
+    config, root = svc.config_for(params.cwd, session)
+    check = svc.check(config, root, session, params.tool, params.input)
     return CheckResult(
         decision=check.decision,
         layer=check.layer,
         rule=check.rule,
         granted_by=list(check.granted_by) if check.granted_by is not None else None,
+        withheld_by=list(check.withheld_by) if check.withheld_by is not None else None,
     )
 
 
@@ -227,12 +233,40 @@ async def _remember(svc: Services, params: RememberParams, ctx: RequestContext) 
     except RuleError as exc:
         raise InvalidParams(f"Invalid params for permissions.remember: `rule`: {exc}") from None
     if params.persist == "always":
-        await _save(svc.state.remember, rule.key, params.decision)
+        await _save(svc.state.remember, rule.text, params.decision)
         # The newest answer wins: a session-only one for the same rule would now contradict it.
-        session.remembered.pop(rule.key, None)
+        for text in [t for t in session.remembered if _same_rule(t, rule)]:
+            del session.remembered[text]
     else:
-        session.remembered[rule.key] = params.decision
+        remember_rule(session.remembered, rule, params.decision)
     return Empty()
+
+
+def _same_rule(text: str, rule: Rule) -> bool:
+    try:
+        return parse_rule(text).key == rule.key
+    except RuleError:
+        return False
+
+
+# -- workspace trust ----------------------------------------------------------------------
+
+
+async def _trust_get(svc: Services, params: TrustGetParams, ctx: RequestContext) -> TrustInfo:
+    _config, root = svc.config_for(params.cwd, None)
+    return ops.trust_info(svc.trust_of(root))
+
+
+async def _trust_set(svc: Services, params: TrustSetParams, ctx: RequestContext) -> TrustInfo:
+    if params.root is not None:
+        root = os.path.realpath(os.path.join(svc.cwd, params.root))
+        if not os.path.isdir(root):
+            raise InvalidParams(f"Invalid params for trust.set: `root` {root!r} is not a directory")
+    else:
+        _config, root = svc.config_for(params.cwd, None)
+    # Every later check reads the state file's decision: in effect for every session at once.
+    await _save(svc.state.set_trust, root, params.trusted)
+    return ops.trust_info(svc.trust_of(root))
 
 
 async def _set_enabled(
@@ -289,6 +323,8 @@ _ASYNC: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "tools.call": _tools_call,
     "permissions.check": _check,
     "permissions.remember": _remember,
+    "trust.get": _trust_get,
+    "trust.set": _trust_set,
     "skills.setEnabled": _set_enabled,
     "agents.list": _agents_list,
     "agents.get": _agents_get,

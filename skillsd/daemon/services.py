@@ -19,6 +19,7 @@ from skillsd.core.permissions import Check, PermissionsConfig, Policy, evaluate
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
 from skillsd.core.state import StateStore, default_state_path
+from skillsd.core.trust import TrustState, resolve_trust
 from skillsd.daemon.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
 from skillsd.operations import OperationView
 
@@ -54,7 +55,9 @@ class Services:
     home: str
     env: Mapping[str, str]
     sessions: SessionStore = field(default_factory=SessionStore)
-    _policies: dict[PermissionsConfig, Policy] = field(default_factory=dict)
+    _policies: dict[tuple[PermissionsConfig, PermissionsConfig | None], Policy] = field(
+        default_factory=dict
+    )
 
     @classmethod
     def create(
@@ -88,23 +91,41 @@ class Services:
             return os.path.join(self.cwd, cwd)
         return session.cwd if session is not None else self.cwd
 
-    def config_for(self, cwd: str | None, session: Session | None) -> Config:
-        """The effective config of a request's cwd (re-read when a config file changed)."""
+    def config_for(self, cwd: str | None, session: Session | None) -> tuple[Config, str]:
+        """The effective config of a request's cwd (re-read when a config file changed) and
+        that cwd's repository root."""
         real = os.path.realpath(self.request_cwd(cwd, session))
-        return self.catalogs.configs.for_cwd(real)[0]
+        config, _sources, root = self.catalogs.configs.for_cwd(real)
+        return config, root
 
-    def check(self, config: Config, session: Session | None, tool: str, input: str | None) -> Check:
-        """The six-layer decision for one call, with the session's memory and grants."""
-        policy = self._policies.get(config.permissions)
+    def trust_of(self, root: str) -> TrustState:
+        """The user's trust of a repository root (SPEC 15): the state file's decision, else
+        the user config's ``[trust]``. Read at every check, so a change is in effect at once."""
+        config = self.catalogs.configs.user()
+        return resolve_trust(root, self.state.trust_decisions(), config.trust, home=self.home)
+
+    def is_trusted(self, root: str) -> bool:
+        return self.trust_of(root).trusted
+
+    def check(
+        self, config: Config, root: str, session: Session | None, tool: str, input: str | None
+    ) -> Check:
+        """The six-layer decision for one call in the repository ``root``, with the session's
+        memory and grants and the repository's trust."""
+        key = (config.permissions, config.project_permissions)
+        policy = self._policies.get(key)
         if policy is None:
-            policy = self._policies[config.permissions] = Policy.from_config(config.permissions)
+            policy = self._policies[key] = Policy.from_config(*key)
+        grants, withheld = session.grants(self.is_trusted) if session is not None else ({}, {})
         return evaluate(
             policy,
             tool,
             input,
+            trusted=self.is_trusted(root),
             session_memory=session.remembered if session is not None else None,
             always=self.state.always(),
-            grants=session.grants() if session is not None else None,
+            grants=grants,
+            withheld_grants=withheld,
         )
 
     async def view(
@@ -134,7 +155,13 @@ class Services:
         )
         if session is not None and session.enabled_overrides:
             catalog = catalog.with_overrides(session.enabled_overrides)
-        seen = OperationView(catalog, session, check=partial(self.check, catalog.config))
+        seen = OperationView(
+            catalog,
+            session,
+            check=partial(self.check, catalog.config, catalog.root),
+            trust=self.trust_of(catalog.root),
+            is_trusted=self.is_trusted,
+        )
         return View(seen, entry)
 
     async def search_index(self, view: View) -> tuple[SearchIndex, frozenset[str]]:

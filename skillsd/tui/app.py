@@ -91,6 +91,7 @@ class SkillsApp(App[None]):
         Binding("s", "next_scope", "Scope"),
         Binding("space", "toggle_enabled", "Toggle"),
         Binding("a", "approve", "Approve"),
+        Binding("t", "trust", "Trust"),
         Binding("e", "errors", "Errors"),
         Binding("r", "reload", "Reload"),
         Binding("q", "quit", "Quit"),
@@ -150,6 +151,13 @@ class SkillsApp(App[None]):
             # First, so that a narrow terminal cuts the counts, never the connection state.
             text.append(f"{self.status} · ", style="bold yellow")
         text.append(display_path(self.cwd))
+        if self.catalog is not None:
+            # SPEC 15: an untrusted repository's skills grant nothing; say so (before the
+            # counts, which a narrow terminal cuts first) and how to change it.
+            if self.catalog.trusted:
+                text.append(" · trusted", style="green")
+            else:
+                text.append(" · untrusted (t)", style="bold yellow")
         if self.scope is not None:
             text.append(f" · {self.scope} only", style="bold cyan")
         catalog = self.catalog
@@ -489,6 +497,46 @@ class SkillsApp(App[None]):
                 self.remember(detail.load_rule, decision, persist)
 
         self.push_screen(dialog, answered)
+
+    def action_trust(self) -> None:
+        catalog = self.catalog
+        if catalog is None or self.client is None:
+            return
+        trusted = bool(catalog.trusted)
+        dialog = ChoiceDialog(
+            f"{'Stop trusting' if trusted else 'Trust'} this repository?",
+            display_path(catalog.root),
+            [
+                Choice(
+                    "y",
+                    "yes: its skills' allowed-tools and its project config's allow rules "
+                    + ("stop counting" if trusted else "count, in every session"),
+                    "yes",
+                ),
+                Choice("n", "no", "no"),
+            ],
+        )
+
+        def answered(answer: str | None) -> None:
+            if answer == "yes":
+                self.set_trust(not trusted)
+
+        self.push_screen(dialog, answered)
+
+    @work(group="changes")
+    async def set_trust(self, trusted: bool) -> None:
+        """Trust (or stop trusting) the cwd's repository root through ``trust.set``."""
+        client = self.client
+        if client is None:
+            return
+        try:
+            info = await client.trust_set(cwd=self.cwd, trusted=trusted)
+        except ClientError as exc:
+            self._report("cannot change trust", exc)
+            return
+        self.notify(f"{info.root}: {'trusted' if info.trusted else 'not trusted'}", markup=False)
+        await self._refresh(force=False)
+        self._refresh_detail(force=True)
 
     @work(group="changes")
     async def remember(self, rule: str, decision: str, persist: str) -> None:

@@ -515,3 +515,21 @@ def test_the_daemon_and_core_never_import_the_tui() -> None:
         for module in (package / layer).rglob("*.py"):
             source = module.read_text(encoding="utf-8")
             assert "skillsd.tui" not in source and "textual" not in source, module
+
+
+@sync
+async def test_the_top_bar_shows_trust_and_t_trusts_the_repository(
+    make_app: Callable[[], SkillsApp], tree: dict[str, Path]
+) -> None:
+    state_file = tree["tmp"] / "state" / "skillsd" / "state.json"
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot, app)
+        assert "untrusted (t)" in text_of(app, "#topbar")
+        await pilot.press("t")
+        assert isinstance(app.screen, ChoiceDialog)
+        await pilot.press("y")
+        await until(pilot, lambda: app.catalog is not None and app.catalog.trusted, "trusted")
+        assert "· trusted" in text_of(app, "#topbar")
+        saved = json.loads(state_file.read_text(encoding="utf-8"))["trust"]
+        assert saved == {os.path.realpath(tree["project"]): True}

@@ -112,6 +112,8 @@ export interface CheckResult {
   layer: "allow" | "default" | "deny" | "finalDeny" | "memory" | "override";
   /** @default null */
   rule?: string | null;
+  /** @default null */
+  withheldBy?: string[] | null;
 }
 
 export interface ClientInfo {
@@ -152,6 +154,16 @@ export interface Grant {
   rule: string;
 }
 
+/**
+ * A project config entry not applied: `key` is where it is written; `untilTrusted`
+ * says whether trusting the repository would apply it (`allow`) or nothing would.
+ */
+export interface IgnoredRule {
+  key: string;
+  rule: string;
+  untilTrusted: boolean;
+}
+
 export interface InitializeParams {
   /** @default null */
   _meta?: Meta | null;
@@ -189,6 +201,16 @@ export interface InspectResult {
   session?: SessionInfo | null;
   /** @default null */
   skills?: CatalogInfo | null;
+  /** @default null */
+  trust?: InspectTrust | null;
+}
+
+export interface InspectTrust {
+  /** @default [] */
+  ignored?: IgnoredRule[];
+  root: string;
+  source: "config" | "default" | "state";
+  trusted: boolean;
 }
 
 /** The config file at `path` cannot be used (the message names the key and reason). */
@@ -231,6 +253,8 @@ export interface ListResult {
   generation: number;
   root: string;
   skills: SkillMetadata[];
+  /** @default null */
+  trusted?: boolean | null;
 }
 
 export interface LoadParams {
@@ -259,6 +283,8 @@ export interface LoadResult {
   content: string;
   files: string[];
   skill: SkillMetadata;
+  /** @default [] */
+  withheldGrants?: string[];
 }
 
 export interface LoadedSkill {
@@ -503,6 +529,8 @@ export interface SessionInfo {
   grants: Grant[];
   id: string;
   loaded: LoadedSkill[];
+  /** @default [] */
+  withheldGrants?: Grant[];
 }
 
 /** No open session has this id: open it with `session.open` first. */
@@ -669,6 +697,34 @@ export interface ToolsListResult {
   tools: ToolDefinition[];
 }
 
+export interface TrustGetParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+}
+
+/** The trust of a repository root and where it comes from (SPEC 15). */
+export interface TrustInfo {
+  root: string;
+  source: "config" | "default" | "state";
+  trusted: boolean;
+}
+
+/**
+ * The root to decide about: `root` (a path), else `cwd`'s repository root, else the
+ * daemon's.
+ */
+export interface TrustSetParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  root?: string | null;
+  trusted: boolean;
+}
+
 /** Agent `agent` (file `path`) lists a skill `skill` that resolves to no skill. */
 export interface UnknownSkillReferenceData {
   /** @default null */
@@ -800,9 +856,9 @@ export interface Methods {
    */
   "skills.prompt": { params: PromptParams; result: PromptResult };
   /**
-   * Read a file inside a skill directory (paged; base64 when not UTF-8).
+   * Read a file inside a skill directory (paged; base64 when not UTF-8); refused where loading the skill is denied.
    *
-   * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, path_not_allowed, resource_not_found, session_not_found, invalid_config.
+   * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, permission_denied, path_not_allowed, resource_not_found, session_not_found, invalid_config.
    */
   "skills.readFile": { params: ReadFileParams; result: ReadFileResult };
   /**
@@ -833,6 +889,18 @@ export interface Methods {
   "tools.call": { params: ToolsCallParams; result: ToolsCallResult };
   /** Ready-made tool definitions for the model. */
   "tools.list": { params: ToolsListParams; result: ToolsListResult };
+  /**
+   * Whether the user trusts the repository root of a cwd, and where that comes from.
+   *
+   * Error kinds: invalid_config.
+   */
+  "trust.get": { params: TrustGetParams; result: TrustInfo };
+  /**
+   * Trust or distrust a repository root: saved in the state file, in effect at once for every session.
+   *
+   * Error kinds: invalid_config, state_unreadable, state_write_failed.
+   */
+  "trust.set": { params: TrustSetParams; result: TrustInfo };
 }
 
 /** A request method name. */
@@ -862,6 +930,8 @@ export const METHOD_NAMES = [
   "skills.validate",
   "tools.call",
   "tools.list",
+  "trust.get",
+  "trust.set",
 ] as const satisfies readonly MethodName[];
 
 /** Every notification (either direction): its params. */
