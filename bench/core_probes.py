@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.contender import BenchUnavailable, Outcome, Prepared, Runner, latencies
-from bench.corpus import Corpus, OneEdit, search_queries
+from bench.corpus import MANIFEST_MODE, Corpus, OneEdit, search_queries
 
 REPO_DIR = Path(__file__).resolve().parent.parent
 
@@ -34,6 +34,7 @@ def skillsd_plan(corpus: Corpus) -> tuple[Any, Any]:
     from skillsd.core.discovery import compute_roots
 
     config = Config(
+        validation=MANIFEST_MODE,
         discovery=DiscoveryConfig(auto=False, max_dirs=corpus.max_dirs),
         roots=RootsConfig(extra=(corpus.root,)),
     )

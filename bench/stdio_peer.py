@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.contender import BenchUnavailable
-from bench.corpus import Corpus
+from bench.corpus import MANIFEST_MODE, Corpus
 
 #: How long to wait for one answer before calling the server stuck.
 WIRE_TIMEOUT = 10.0
@@ -194,7 +194,7 @@ def spawn_isolated(argv: Sequence[str], corpus: Corpus, opts: argparse.Namespace
     home.mkdir()
     cwd.mkdir()
     config = base / "config.toml"
-    config.write_text(f"[discovery]\nmaxDirs = {corpus.max_dirs}\n")
+    config.write_text(f'validation = "{MANIFEST_MODE}"\n[discovery]\nmaxDirs = {corpus.max_dirs}\n')
     env = {
         k: v
         for k, v in os.environ.items()
