@@ -29,6 +29,7 @@ from pathlib import Path
 
 from skillsd.core import limits
 from skillsd.core.config import DEFAULT_CONFIG, Config
+from skillsd.core.host_fields import OPENAI_YAML, OPENAI_YAML_DIR
 from skillsd.core.skillfile import StatKey
 from skillsd_protocol import Diagnostic, ResourceCounts, Scope
 from skillsd_protocol.model import SCOPE_ORDER
@@ -87,6 +88,10 @@ class FoundSkill:
     root: Root
     stat: StatKey | None
     resources: ResourceCounts
+    #: The stat key of ``agents/openai.yaml`` (SPEC 13) when the skill has one: part of what
+    #: identifies a version of the skill, so editing that file re-parses it. Always taken (only
+    #: skills holding an ``agents/`` folder pay the ``stat``).
+    host_stat: StatKey | None = None
 
     @property
     def order_key(self) -> tuple[int, int, str]:
@@ -280,6 +285,7 @@ def skill_from_listing(
         key = StatKey(st.st_mtime_ns, st.st_size, st.st_ino)
     counts = {"scripts": 0, "references": 0, "assets": 0}
     other = 0
+    host_key: StatKey | None = None
     for entry in entries:
         name = entry.name
         if name == SKILL_FILE or name.startswith("."):
@@ -288,6 +294,8 @@ def skill_from_listing(
             counts[name] = _count_entries(entry.path, diagnostics)
         else:
             other += 1
+            if name == OPENAI_YAML_DIR and entry.is_dir():
+                host_key = _host_file_key(os.path.join(directory, OPENAI_YAML))
     real_path = os.path.realpath(md.path) if md.is_symlink() else _join(real_dir, SKILL_FILE)
     if real_path == md.path:
         real_path = md.path  # one string, not two equal ones, for 10 000 skills
@@ -298,7 +306,23 @@ def skill_from_listing(
         root=root,
         stat=key,
         resources=ResourceCounts(other=other, **counts),
+        host_stat=host_key,
     )
+
+
+#: Stands for a host file that exists but cannot be stat'ed: reading it reports why.
+_UNSTATABLE = StatKey(-1, -1, -1)
+
+
+def _host_file_key(path: str) -> StatKey | None:
+    """The stat key of a skill's host file, None when there is none."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return _UNSTATABLE
+    return StatKey(st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 def _join(real_dir: str, name: str) -> str:

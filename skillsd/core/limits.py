@@ -71,3 +71,5 @@ MAX_READ_BYTES = 8 * 1024 * 1024
 PROMPT_MIN_DESCRIPTION_CHARS = 24
 #: Largest agent definition file read (``.agents/agents/*.md``).
 MAX_AGENT_FILE_BYTES = 1024 * 1024
+#: Largest Codex ``agents/openai.yaml`` read beside a SKILL.md (SPEC 13).
+MAX_OPENAI_YAML_BYTES = 64 * 1024
