@@ -39,10 +39,11 @@ class ResourceCounts(Wire, kw_only=True):
     other: int
 
 
-class Invocation(Wire, frozen=True, kw_only=True):
+# Frozen, so not a `Wire`: one instance is shared by every skill that allows both invocations.
+class Invocation(msgspec.Struct, frozen=True, kw_only=True):
     """Who may invoke a skill (SPEC 13): the model on its own, the user as a slash command.
 
-    Both flags are required so they are always on the wire, defaults included."""
+    Both flags are always sent."""
 
     model: bool
     user: bool

@@ -26,7 +26,14 @@ import yaml
 
 from skillsd.core import limits
 from skillsd.core.frontmatter import FrontmatterError, check_nesting
-from skillsd_protocol import DEFAULT_INVOCATION, Diagnostic, HostDependency, HostFields, Invocation
+from skillsd_protocol import (
+    DEFAULT_INVOCATION,
+    Diagnostic,
+    HostDependency,
+    HostFields,
+    Invocation,
+    SkillMetadata,
+)
 
 __all__ = [
     "FRONTMATTER_FIELDS",
@@ -38,6 +45,7 @@ __all__ = [
     "host_from_frontmatter",
     "host_from_openai",
     "merge_readings",
+    "model_description",
     "read_openai_yaml",
     "with_reading",
 ]
@@ -99,7 +107,8 @@ _DEPENDENCY_KEYS = ("type", "value", "description", "transport", "url")
 
 @dataclass(slots=True)
 class HostReading:
-    """What one source said: invocation flags it set (None = not said), ``host`` values, problems."""
+    """What one source said: the invocation flags it set (None: not said), ``host`` values and
+    the problems found."""
 
     model: bool | None = None
     user: bool | None = None
@@ -134,6 +143,12 @@ def merge_readings(first: HostReading, second: HostReading) -> HostReading:
         values={**first.values, **second.values},
         diagnostics=[*first.diagnostics, *second.diagnostics],
     )
+
+
+def model_description(skill: SkillMetadata) -> str:
+    """The description as the model reads it: ``whenToUse`` appended after a space (SPEC 13)."""
+    when = skill.host.when_to_use if skill.host is not None else None
+    return f"{skill.description} {when}" if when else skill.description
 
 
 def with_reading(
@@ -406,7 +421,7 @@ def read_openai_yaml(skill_dir: str) -> HostReading:
     try:
         text = data.decode("utf-8-sig")
         check_nesting(text)
-        document = yaml.load(text, Loader=_SafeLoader)  # noqa: S506 - a safe loader
+        document = yaml.load(text, Loader=_SafeLoader)  # a safe loader: plain data only
     except UnicodeDecodeError as exc:
         why = f"not valid UTF-8 (bad byte at offset {exc.start})"
         return HostReading(diagnostics=[_file_problem("openai_yaml.invalid", path, why)])

@@ -34,6 +34,7 @@ from skillsd.core.model_tools import (
     read_file_text,
     search_text,
     tool_definitions,
+    user_only_text,
 )
 from skillsd.core.permissions import SKILL_LOAD, Check, RuleError, parse_rule, skill_load_rule
 from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
@@ -329,11 +330,13 @@ async def _tools_call(
             return ToolsCallResult(content=list_text(catalog.skills), is_error=False)
         if request.operation == "search":
             result = await svc.search(
-                view, request.query or "", limit=request.limit, scope=request.scope
+                view, request.query or "", limit=request.limit, scope=request.scope, for_model=True
             )
             return ToolsCallResult(content=search_text(result), is_error=False)
         skill = catalog.resolve(path=request.path, name=request.name)
         if request.operation == "load":
+            if not skill.invocation.model:
+                return ToolsCallResult(content=user_only_text(skill), is_error=True)
             check = svc.check(catalog.config, view.session, SKILL_LOAD, skill.name)
             refusal = _load_refusal(check, skill)
             if refusal is not None:

@@ -133,9 +133,13 @@ class Services:
         limit: int | None = None,
         scope: str | None = None,
         tags: list[str] | None = None,
+        for_model: bool = False,
     ) -> SearchResult:
-        """Run a query over the view with the config's search limits."""
+        """Run a query over the view with the config's search limits (``for_model`` leaves out
+        the skills only the user may invoke, SPEC 13)."""
         index, disabled = await self.search_index(view)
+        if for_model and view.catalog.model_hidden:
+            disabled = disabled | view.catalog.model_hidden
         limits = view.catalog.config.search
         return index.search(
             query,
