@@ -132,6 +132,11 @@ def find_repo_root(cwd: str, markers: Iterable[str], env: Mapping[str, str]) -> 
         current = parent
 
 
+def repo_chain(plan: RootPlan) -> list[str]:
+    """The directories of a plan's repo chain, ``cwd`` first, up to the repo root."""
+    return _chain(plan.repo_root, plan.cwd)
+
+
 def _chain(repo_root: str, cwd: str) -> list[str]:
     """Directories from ``cwd`` up to ``repo_root`` (nearest first).
 

@@ -73,3 +73,8 @@ PROMPT_MIN_DESCRIPTION_CHARS = 24
 MAX_AGENT_FILE_BYTES = 1024 * 1024
 #: Largest Codex ``agents/openai.yaml`` read beside a SKILL.md (SPEC 13).
 MAX_OPENAI_YAML_BYTES = 64 * 1024
+#: Claude Code command files (``.claude/commands/**/*.md``): largest file read, folders listed per
+#: commands directory, and folder depth (``a/b/c.md`` is depth 3).
+MAX_COMMAND_FILE_BYTES = 1024 * 1024
+MAX_COMMAND_DIRS = 500
+MAX_COMMAND_DEPTH = 6
