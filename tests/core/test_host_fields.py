@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillsd.core import limits
-from skillsd.core.catalog import refresh_catalog
+from skillsd.core.catalog import build_catalog, refresh_catalog
 from skillsd.core.catalog_prompt import render_catalog
 from skillsd.core.host_fields import FRONTMATTER_FIELDS, host_from_frontmatter, read_openai_yaml
 from skillsd.core.model_tools import list_text
@@ -72,7 +72,9 @@ def test_fixture_skills_carry_their_host_fields(project: Path) -> None:
     assert notes.host.icon_small == "./assets/icon-small.svg"
     assert notes.host.icon_large is None  # leaves the skill dir: dropped with a warning
     assert notes.host.brand_color == "#2563EB"
-    assert notes.host.default_prompt == "Use $release-notes to draft the notes for the next release."
+    assert notes.host.default_prompt == (
+        "Use $release-notes to draft the notes for the next release."
+    )
     assert notes.host.dependencies == [
         HostDependency(
             type="mcp",
@@ -272,8 +274,6 @@ def test_an_openai_yaml_edit_re_parses_its_skill(project: Path) -> None:
     api = by_name(again.skills)["api-conventions"]
     assert api.host is not None and api.host.display_name == "API"
     # A full rebuild with reuse re-parses nothing when nothing changed.
-    from skillsd.core.catalog import build_catalog
-
     rebuilt = build_catalog(again.plan, again.config, previous=again)
     assert rebuilt.stats.parsed == 0 and rebuilt.generation == again.generation
 
