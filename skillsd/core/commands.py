@@ -230,9 +230,7 @@ def _command_paths(directory: str, diagnostics: list[Diagnostic]) -> list[tuple[
             continue
         except OSError as exc:
             diagnostics.append(
-                _warning(
-                    "command.unreadable", f"{current}: cannot list: {exc.strerror}", current
-                )
+                _warning("command.unreadable", f"{current}: cannot list: {exc.strerror}", current)
             )
             continue
         for entry in entries:

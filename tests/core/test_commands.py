@@ -65,7 +65,8 @@ def test_fixture_commands_namespacing_shadowing_and_order(project: Path) -> None
     skills = {s.name: s for s in catalog.skills}
     fix = by_name["fix-issue"]
     assert fix.skill == skills["fix-issue"].id and fix.path == skills["fix-issue"].path
-    assert (fix.argument_hint, fix.arguments) == ("[issue-number] [priority]", ["issue", "priority"])
+    assert fix.argument_hint == "[issue-number] [priority]"
+    assert fix.arguments == ["issue", "priority"]
     assert by_name["release-notes"].display_name == "Release Notes"
     assert by_name["review"].skill is None
     assert by_name["review"].path == os.fspath(project / ".claude" / "commands" / "review.md")
