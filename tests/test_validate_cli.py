@@ -88,9 +88,7 @@ def test_symlink_loop_terminates(tmp_path: Path) -> None:
 
 
 def test_warning_passes_unless_strict(tmp_path: Path) -> None:
-    skill = write_skill(
-        tmp_path, "extra", "name: extra\ndescription: d\nmodel: opus\nhooks: x\n"
-    )
+    skill = write_skill(tmp_path, "extra", "name: extra\ndescription: d\nmodel: opus\nhooks: x\n")
     proc = run(skill)
     assert proc.returncode == 0
     # A host field skillsd honours (SPEC 13) is still a warning: `--strict` keeps the
