@@ -54,3 +54,9 @@ soak: $(TEST_STAMP)
 	mkdir -p build
 	SKILLSD_LONG=1 SKILLSD_SOAK_REPORT="$(abspath build/soak-report.json)" \
 		timeout $(SOAK_TIMEOUT) $(PY) -m pytest -p no:cacheprovider tests/hardening
+
+# The terminal picker: adds the optional `tui` extra (Textual) to .venv, then runs it.
+.PHONY: ui
+ui: $(STAMP)
+	$(PY) -m pip install -q -e '.[tui]'
+	$(PY) -m skillsd ui

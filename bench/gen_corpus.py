@@ -545,13 +545,22 @@ def ensure_corpus(
         for k, v in wanted.items()
     ):
         return manifest
+    remove_generated(path)
+    return generate(path, n, seed, shape)
+
+
+def remove_generated(path: Path) -> None:
+    """Delete the corpus at ``path`` (nothing when it is missing or empty).
+
+    Only a directory this generator made (it holds ``corpus.json``) is ever deleted; any other
+    non-empty directory raises ``FileExistsError``.
+    """
     if path.exists() and any(path.iterdir()):
-        if manifest is None:
+        if read_manifest(path) is None:
             raise FileExistsError(
                 f"{path}: not a generated corpus (no {MANIFEST_NAME}); refusing to delete it"
             )
         shutil.rmtree(path)
-    return generate(path, n, seed, shape)
 
 
 def _floats(text: str) -> tuple[float, ...]:
@@ -585,13 +594,9 @@ def main(argv: list[str] | None = None) -> int:
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
     out = Path(args.out)
-    if args.force and out.exists() and any(out.iterdir()):
-        if read_manifest(out) is None:
-            parser.error(
-                f"{out}: not a generated corpus (no {MANIFEST_NAME}); refusing to delete it"
-            )
-        shutil.rmtree(out)
     try:
+        if args.force:
+            remove_generated(out)
         manifest = generate(out, args.n, args.seed, shape)
     except (FileExistsError, ValueError) as exc:
         parser.error(str(exc))

@@ -2,10 +2,10 @@
 
     python bench/mcp_ping_server.py
 
-``bench/run.py`` spawns this next to ``skillsd serve`` and drives both with the same client loop
-(``initialize``, ``notifications/initialized``, then ``ping`` requests). It is the SDK's
-low-level ``Server`` on its own ``stdio_server`` transport, exactly as the SDK's documentation
-sets one up; ``ping`` is answered by the SDK itself, so no handler is written here.
+The bench (``bench/baselines.py``) spawns this next to ``skillsd serve`` and drives both with
+the same client loop (``initialize``, ``notifications/initialized``, then ``ping`` requests). It
+is the SDK's low-level ``Server`` on its own ``stdio_server`` transport, exactly as the SDK's
+documentation sets one up; ``ping`` is answered by the SDK itself, so no handler is written here.
 """
 
 from __future__ import annotations

@@ -79,6 +79,11 @@ SCRIPT: list[Step] = [
     Step("skills.search", {"query": "release notes", "limit": 2}),
     Step("skills.search", {}, "Missing a required field: `-32602` names it."),
     Step("session.open", {"sessionId": SESSION}),
+    Step(
+        "trust.get",
+        None,
+        "A repository nobody decided about: its skills' `allowed-tools` grant nothing yet.",
+    ),
     Step("skills.load", {"name": "changelog-check", "sessionId": SESSION}),
     Step(
         "skills.load",
@@ -112,6 +117,12 @@ SCRIPT: list[Step] = [
     Step("tools.call", {"name": "skill_search", "arguments": {"query": "pdf", "limit": 1}}),
     Step("tools.call", {"name": "skill_load", "arguments": {"name": "pdf-forms"}}),
     Step("permissions.check", {"tool": "Bash", "input": "git status", "sessionId": SESSION}),
+    Step(
+        "trust.set",
+        {"trusted": True},
+        "Trust the repository: from the next check on, in every session, its skills' grants "
+        "and its project config's `allow` rules count.",
+    ),
     Step(
         "permissions.remember",
         {"sessionId": SESSION, "rule": "Bash(git:*)", "decision": "allow"},
@@ -319,6 +330,11 @@ def type_text(t: Any) -> str:
         return "any"
     origin = typing.get_origin(t)
     args = typing.get_args(t)
+    if origin is typing.Annotated:
+        meta = next((a for a in args[1:] if isinstance(a, msgspec.Meta)), None)
+        if args[0] is str and meta is not None and meta.pattern == r"\S":
+            return "string (not blank)"
+        return type_text(args[0])
     if origin is typing.Literal:
         return " \\| ".join(json.dumps(a) for a in args)
     if origin in (typing.Union, types.UnionType):

@@ -1,36 +1,27 @@
-"""Smoke test of the benchmark's corpus generator: shape, manifest, determinism (no timing)."""
+"""Smoke test of the benchmark: the corpus generator's shape, manifest and determinism, and the
+harness's plumbing (no timing is asserted)."""
 
 from __future__ import annotations
 
-import importlib.util
+import argparse
 import json
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
 import pytest
 import yaml
 
+from bench import gen_corpus as gen
+from bench.baselines import frontmatter_bytes, start_mcp_ping_server
+from bench.cases import CASES, CONTENDERS
+from bench.corpus import Corpus, OneEdit
+from bench.daemon_probes import PINGS_BURST, PINGS_SEQUENTIAL, prepare_ping, start_skillsd
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 N = 20
-
-
-def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses resolve annotations through sys.modules
-    spec.loader.exec_module(module)
-    return module
-
-
-@pytest.fixture(scope="module")
-def gen() -> ModuleType:
-    return _load("gen_corpus")
 
 
 def _tree(root: Path) -> dict[str, bytes]:
@@ -41,7 +32,7 @@ def _skill_dirs(root: Path) -> Iterator[Path]:
     return (p.parent for p in root.rglob("SKILL.md"))
 
 
-def test_generates_n_skills_matching_the_manifest(gen: ModuleType, tmp_path: Path) -> None:
+def test_generates_n_skills_matching_the_manifest(tmp_path: Path) -> None:
     manifest = gen.generate(tmp_path / "c", N, seed=7)
     root = tmp_path / "c"
     dirs = sorted(p.relative_to(root).as_posix() for p in _skill_dirs(root))
@@ -62,7 +53,7 @@ def test_generates_n_skills_matching_the_manifest(gen: ModuleType, tmp_path: Pat
         assert (skill_dir / "SKILL.md").stat().st_size == entry["skill_md_bytes"]
 
 
-def test_valid_skills_parse_and_match_their_directory(gen: ModuleType, tmp_path: Path) -> None:
+def test_valid_skills_parse_and_match_their_directory(tmp_path: Path) -> None:
     manifest = gen.generate(tmp_path, N, seed=3)
     for entry in manifest["skills"]:
         if not entry["valid"]:
@@ -74,7 +65,7 @@ def test_valid_skills_parse_and_match_their_directory(gen: ModuleType, tmp_path:
         assert 0 < len(fields["description"]) <= 1024
 
 
-def test_same_seed_same_bytes_other_seed_differs(gen: ModuleType, tmp_path: Path) -> None:
+def test_same_seed_same_bytes_other_seed_differs(tmp_path: Path) -> None:
     gen.generate(tmp_path / "a", N, seed=11)
     gen.generate(tmp_path / "b", N, seed=11)
     gen.generate(tmp_path / "c", N, seed=12)
@@ -82,7 +73,7 @@ def test_same_seed_same_bytes_other_seed_differs(gen: ModuleType, tmp_path: Path
     assert _tree(tmp_path / "a") != _tree(tmp_path / "c")
 
 
-def test_invalid_share_and_kinds_follow_the_shape(gen: ModuleType, tmp_path: Path) -> None:
+def test_invalid_share_and_kinds_follow_the_shape(tmp_path: Path) -> None:
     none = gen.generate(tmp_path / "none", N, seed=1, shape=gen.Shape(invalid_share=0.0))
     assert none["totals"]["invalid"] == 0
     every = gen.generate(tmp_path / "all", N, seed=1, shape=gen.Shape(invalid_share=1.0))
@@ -93,7 +84,7 @@ def test_invalid_share_and_kinds_follow_the_shape(gen: ModuleType, tmp_path: Pat
     assert 0.005 <= mix["totals"]["invalid"] / 400 <= 0.08
 
 
-def test_verdicts_agree_with_skills_ref(gen: ModuleType, tmp_path: Path) -> None:
+def test_verdicts_agree_with_skills_ref(tmp_path: Path) -> None:
     """Invalid skills are invalid for the reference library too, except documented cases."""
     skills_ref = pytest.importorskip("skills_ref")
     manifest = gen.generate(tmp_path, 60, seed=5, shape=gen.Shape(invalid_share=0.4))
@@ -108,14 +99,14 @@ def test_verdicts_agree_with_skills_ref(gen: ModuleType, tmp_path: Path) -> None
         assert (not errors) == expected_valid, (entry, errors)
 
 
-def test_shape_rejects_bad_values(gen: ModuleType) -> None:
+def test_shape_rejects_bad_values() -> None:
     with pytest.raises(ValueError, match="invalid_share"):
         gen.Shape(invalid_share=1.5)
     with pytest.raises(ValueError, match="depth_weights"):
         gen.Shape(depth_weights=(0.0, 0.0))
 
 
-def test_refuses_non_empty_and_foreign_directories(gen: ModuleType, tmp_path: Path) -> None:
+def test_refuses_non_empty_and_foreign_directories(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("not a corpus")
     with pytest.raises(FileExistsError):
         gen.generate(tmp_path, N)
@@ -124,7 +115,7 @@ def test_refuses_non_empty_and_foreign_directories(gen: ModuleType, tmp_path: Pa
     assert (tmp_path / "keep.txt").exists()
 
 
-def test_ensure_corpus_reuses_then_regenerates(gen: ModuleType, tmp_path: Path) -> None:
+def test_ensure_corpus_reuses_then_regenerates(tmp_path: Path) -> None:
     root = tmp_path / "c"
     first = gen.ensure_corpus(root, N, seed=2)
     marker = root / gen.MANIFEST_NAME
@@ -149,28 +140,39 @@ def test_cli(tmp_path: Path) -> None:
         text=True,
     )
     assert bad.returncode == 2 and "not empty" in bad.stderr
+    forced = subprocess.run(
+        [sys.executable, str(BENCH / "gen_corpus.py"), str(out), "--n", "5", "--force"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(forced.stdout)["skills"] == 5
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("not a corpus")
+    refused = subprocess.run(
+        [sys.executable, str(BENCH / "gen_corpus.py"), str(foreign), "--force"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2 and "refusing to delete" in refused.stderr
+    assert (foreign / "keep.txt").exists()
 
 
-def test_bench_frontmatter_baseline(tmp_path: Path) -> None:
+def test_bench_frontmatter_baseline() -> None:
     """Baseline (b)'s frontmatter split: BOM, CRLF, trailing blanks, unclosed, missing."""
-    run = _load("run")
-    assert run.frontmatter_bytes(b"\xef\xbb\xbf---\r\nname: x\r\n--- \r\nbody") == b"name: x\r\n"
-    assert run.frontmatter_bytes(b"---\ndescription: a --- b\n---\n") == b"description: a --- b\n"
-    assert run.frontmatter_bytes(b"---\nname: x\n") is None
-    assert run.frontmatter_bytes(b"# title\n---\n") is None
+    assert frontmatter_bytes(b"\xef\xbb\xbf---\r\nname: x\r\n--- \r\nbody") == b"name: x\r\n"
+    assert frontmatter_bytes(b"---\ndescription: a --- b\n---\n") == b"description: a --- b\n"
+    assert frontmatter_bytes(b"---\nname: x\n") is None
+    assert frontmatter_bytes(b"# title\n---\n") is None
 
 
 # --- the harness itself (no timing) ---------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def bench_run() -> ModuleType:
-    return _load("run")
-
-
-def test_every_case_names_known_contenders_and_baselines(bench_run: ModuleType) -> None:
-    known = set(bench_run.CONTENDERS)
-    for case in bench_run.CASES:
+def test_every_case_names_known_contenders_and_baselines() -> None:
+    known = set(CONTENDERS)
+    for case in CASES:
         assert set(case.contenders) <= known, case.name
         for target in case.targets:
             assert target.subject in known
@@ -179,12 +181,12 @@ def test_every_case_names_known_contenders_and_baselines(bench_run: ModuleType) 
             assert target.subject in case.contenders
 
 
-def test_one_edit_is_an_atomic_save_and_restores(bench_run: ModuleType, tmp_path: Path) -> None:
+def test_one_edit_is_an_atomic_save_and_restores(tmp_path: Path) -> None:
     skill = tmp_path / "s" / "SKILL.md"
     skill.parent.mkdir()
     skill.write_bytes(b"---\nname: s\ndescription: d\n---\nbody\n")
     before = skill.stat()
-    editor = bench_run._OneEdit(str(skill))
+    editor = OneEdit(str(skill))
     editor.edit()
     edited = skill.stat()
     assert skill.read_bytes().startswith(b"---\nname: s\n") and edited.st_size > before.st_size
@@ -197,15 +199,13 @@ def test_one_edit_is_an_atomic_save_and_restores(bench_run: ModuleType, tmp_path
     assert skill.stat().st_mtime_ns == before.st_mtime_ns
 
 
-def _corpus(bench_run: ModuleType, tmp_path: Path) -> Any:
-    return bench_run.Corpus(str(tmp_path), 1, 0, 1, 0)
+def _corpus(tmp_path: Path) -> Corpus:
+    return Corpus(str(tmp_path), 1, 0, 1, 0)
 
 
 @pytest.fixture
-def opts() -> Iterator[Any]:
+def opts() -> Iterator[argparse.Namespace]:
     """The options the daemon contenders read; their temporary homes are removed afterwards."""
-    import argparse
-
     namespace = argparse.Namespace(
         serve_command=[sys.executable, "-m", "skillsd", "serve"], temp_dirs=[]
     )
@@ -214,27 +214,22 @@ def opts() -> Iterator[Any]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def test_ping_client_loops_against_the_echo_floor(
-    bench_run: ModuleType, tmp_path: Path, opts: Any
-) -> None:
+def test_ping_client_loops_against_the_echo_floor(tmp_path: Path, opts: argparse.Namespace) -> None:
     for burst in (False, True):
-        prepared = bench_run.prepare_ping("floor", burst)(_corpus(bench_run, tmp_path), opts)
+        prepared = prepare_ping("floor", burst)(_corpus(tmp_path), opts)
         try:
             outcome = prepared.run()
         finally:
             prepared.cleanup()
-        count = bench_run.PINGS_BURST if burst else bench_run.PINGS_SEQUENTIAL
+        count = PINGS_BURST if burst else PINGS_SEQUENTIAL
         assert (outcome.ok, outcome.failed, outcome.operations) == (count, 0, count)
 
 
-def test_skillsd_daemon_env_sees_only_the_corpus(
-    bench_run: ModuleType, tmp_path: Path, opts: Any
-) -> None:
+def test_skillsd_daemon_env_sees_only_the_corpus(tmp_path: Path, opts: argparse.Namespace) -> None:
     """The spawned daemon gets an empty HOME and the corpus as its only skills."""
-    gen = _load("gen_corpus")
     gen.generate(tmp_path / "c", 3, seed=1, shape=gen.Shape(invalid_share=0.0))
-    corpus = bench_run.Corpus(str(tmp_path / "c"), 3, 1, 3, 0)
-    peer = bench_run._start_skillsd(corpus, opts)
+    corpus = Corpus(str(tmp_path / "c"), 3, 1, 3, 0)
+    peer = start_skillsd(corpus, opts)
     try:
         listing = peer.call("skills.list")
         assert len(listing["skills"]) == 3
@@ -246,9 +241,40 @@ def test_skillsd_daemon_env_sees_only_the_corpus(
         peer.close()
 
 
-def test_mcp_ping_server_handshake(bench_run: ModuleType, tmp_path: Path, opts: Any) -> None:
-    peer = bench_run._ping_peer("mcp", _corpus(bench_run, tmp_path), opts)
+def test_mcp_ping_server_handshake(tmp_path: Path, opts: argparse.Namespace) -> None:
+    peer = start_mcp_ping_server(_corpus(tmp_path), opts)
     try:
         assert peer.call("ping") == {}
     finally:
         peer.close()
+
+
+def test_run_script_prints_the_tables(tmp_path: Path) -> None:
+    """``bench/run.py`` as a script: a corpus, two cases, the tables, the JSON; no PROBLEM."""
+    report = tmp_path / "bench.json"
+    keys = "walk,a,b,skillsd,relist"
+    options = ["--sizes", str(N), "--repeat", "1", "--fresh", "--only", keys, "--json", str(report)]
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), *options],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("| case | N | contender | median | vs (a) | vs (b) | vs (c) |")
+    labels = [CONTENDERS[k].label for k in keys.split(",")]
+    assert [line.split(" | ")[2] for line in lines[2:7]] == labels
+    assert "PROBLEM" not in proc.stdout
+    data = json.loads(report.read_text())
+    assert [(b["case"], b["n"]) for b in data["results"]] == [
+        ("cold_catalog", N),
+        ("relist_one_edit", N),
+    ]
+    results = {t["target"]: t["result"] for b in data["results"] for t in b["targets"]}
+    # (c) did not run: its targets say so; the others were checked.
+    assert results["skillsd <= 1.5x b"] in {"PASS", "FAIL"}
+    assert results["relist <= 0.05x skillsd"] in {"PASS", "FAIL"}
+    assert results["skillsd >= 20x faster than c"] == "n/a"
+    relist = data["results"][1]["contenders"]["relist"]
+    assert relist["outcome"]["parsed"] == 1 and len(relist["runs"]) == 1

@@ -36,7 +36,10 @@ def test_list_human_and_json(tree: dict[str, Path]) -> None:
     assert human.stdout.splitlines()[0] == "repo:"
     assert "pdf-forms" in human.stdout and "user:" in human.stdout
     assert "invalid: " in human.stdout and "broken" in human.stdout
-    assert human.stdout.rstrip().endswith(f"4 skill(s), 1 invalid (root: {tree['project']})")
+    assert human.stdout.rstrip().endswith(
+        "4 skills (2 with warnings); 1 left out as invalid (1 name.not_lowercase); "
+        "see why with `skillsd doctor` or `skillsd validate PATH`"
+    )
     data = json.loads(run(tree, "list", "--json").stdout)
     assert [s["name"] for s in data["skills"]] == [
         "pdf-forms",

@@ -33,7 +33,7 @@ def test_every_skill_file_is_found_including_dot_folders() -> None:
 
 
 def test_strict_mode_lists_the_known_invalid_skills_as_errors() -> None:
-    catalog = build_catalog(_plan())
+    catalog = build_catalog(_plan(), Config(validation="strict"))
     assert len(catalog.skills) == 24
     errors = {_rel(e.path): e for e in catalog.errors}
     assert set(errors) == set(KNOWN_INVALID)

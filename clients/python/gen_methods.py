@@ -48,6 +48,8 @@ PY_NAMES: dict[str, str] = {
     "context.inspect": "inspect",
     "permissions.check": "permissions_check",
     "permissions.remember": "permissions_remember",
+    "trust.get": "trust_get",
+    "trust.set": "trust_set",
     "agents.list": "agents_list",
     "agents.get": "agents_get",
 }
@@ -121,6 +123,9 @@ def render_type(t: Any, aliases: dict[Any, str]) -> str:
         return aliases[t]
     origin = typing.get_origin(t)
     args = typing.get_args(t)
+    if origin is typing.Annotated:
+        # Constraints (msgspec.Meta) are the daemon's to check: the client takes the plain type.
+        return render_type(args[0], aliases)
     if origin in (typing.Union, types.UnionType):
         parts = [render_type(a, aliases) for a in args if a is not type(None)]
         if type(None) in args:

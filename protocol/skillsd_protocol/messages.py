@@ -5,7 +5,7 @@ Every field added after 1.0 must get a default, so older peers keep decoding.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -26,6 +26,7 @@ CatalogFormat = Literal["xml", "codelia", "attributes", "markdown"]
 LoadFormat = Literal["codelia", "spec", "markdown"]
 SearchReason = Literal["exact_path", "exact_name", "prefix", "token_overlap"]
 ToolStyle = Literal["default", "swiftagent", "tavernkit"]
+TrustSource = Literal["state", "config", "default"]
 
 
 class Meta(Wire, kw_only=True):
@@ -117,15 +118,24 @@ class ListResult(Wire, kw_only=True):
     skills: list[SkillMetadata]
     errors: list[SkillLoadError]
     diagnostics: list[Diagnostic]
+    #: Whether the user trusts the cwd's repository root (SPEC 15); always sent by this
+    #: daemon (None only from a peer that predates workspace trust).
+    trusted: bool | None = None
+
+
+#: A search query: something to search for (an empty or blank one is ``-32602`` naming it).
+NonBlankQuery = Annotated[str, msgspec.Meta(pattern=r"\S")]
 
 
 class SearchParams(Params, kw_only=True):
-    query: str
+    query: NonBlankQuery
     cwd: str | None = None
     limit: int | None = None
     scope: Scope | None = None
     tags: list[str] | None = None
     session_id: str | None = None
+    #: Also return disabled skills (``enabled: false``), for a UI where they can be re-enabled.
+    include_disabled: bool = False
 
 
 class SearchHit(Wire, kw_only=True):
@@ -154,6 +164,8 @@ class LoadResult(Wire, kw_only=True):
     base_dir: str
     files: list[str]
     already_loaded: bool
+    #: The skill's ``allowed-tools`` not granted: it comes from an untrusted repository.
+    withheld_grants: list[str] = msgspec.field(default_factory=list)
 
 
 # -- user invocation (SPEC 14) ------------------------------------------------------------
@@ -391,6 +403,8 @@ class SessionInfo(Wire, kw_only=True):
     cwd: str
     loaded: list[LoadedSkill]
     grants: list[Grant]
+    #: Grants of loaded repo skills whose repository is not trusted: they allow nothing.
+    withheld_grants: list[Grant] = msgspec.field(default_factory=list)
 
 
 class WatchInfo(Wire, kw_only=True):
@@ -409,9 +423,32 @@ class CatalogInfo(Wire, kw_only=True):
     diagnostics: list[Diagnostic] = msgspec.field(default_factory=list)
 
 
+class IgnoredRule(Wire, kw_only=True):
+    """A project config entry not applied: ``key`` is where it is written; ``untilTrusted``
+    says whether trusting the repository would apply it (``allow``) or nothing would."""
+
+    rule: str
+    key: str
+    until_trusted: bool
+
+
+class TrustInfo(Wire, kw_only=True):
+    """The trust of a repository root and where it comes from (SPEC 15)."""
+
+    root: str
+    trusted: bool
+    source: TrustSource
+
+
+class InspectTrust(TrustInfo, kw_only=True):
+    #: What the project config asks for and the policy does not apply.
+    ignored: list[IgnoredRule] = msgspec.field(default_factory=list)
+
+
 class InspectResult(Wire, kw_only=True):
     session: SessionInfo | None = None
     skills: CatalogInfo | None = None
+    trust: InspectTrust | None = None
 
 
 # -- permissions --------------------------------------------------------------------------
@@ -429,6 +466,8 @@ class CheckResult(Wire, kw_only=True):
     layer: Layer
     rule: str | None = None
     granted_by: list[str] | None = None
+    #: Loaded skills of an untrusted repository whose grant would have allowed the call.
+    withheld_by: list[str] | None = None
 
 
 class RememberParams(Params, kw_only=True):
@@ -436,6 +475,22 @@ class RememberParams(Params, kw_only=True):
     rule: str
     decision: Literal["allow", "deny"]
     persist: Persist = "session"
+
+
+# -- workspace trust ---------------------------------------------------------------------
+
+
+class TrustGetParams(Params, kw_only=True):
+    cwd: str | None = None
+
+
+class TrustSetParams(Params, kw_only=True):
+    """The root to decide about: ``root`` (a path), else ``cwd``'s repository root, else the
+    daemon's."""
+
+    trusted: bool
+    cwd: str | None = None
+    root: str | None = None
 
 
 # -- agents -------------------------------------------------------------------------------

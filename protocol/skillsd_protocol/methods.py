@@ -48,7 +48,8 @@ METHODS: dict[str, MethodSpec] = {
     "skills.search": MethodSpec(
         m.SearchParams,
         m.SearchResult,
-        "Rank enabled skills for a query: exact path > exact name > prefix > relevance.",
+        "Rank enabled skills (disabled too with includeDisabled) for a non-blank query: "
+        "exact path > exact name > prefix > relevance over word forms.",
         _CATALOG,
     ),
     "skills.load": MethodSpec(
@@ -73,8 +74,9 @@ METHODS: dict[str, MethodSpec] = {
     "skills.readFile": MethodSpec(
         m.ReadFileParams,
         m.ReadFileResult,
-        "Read a file inside a skill directory (paged; base64 when not UTF-8).",
-        (*_REF, "path_not_allowed", "resource_not_found", *_CATALOG),
+        "Read a file inside a skill directory (paged; base64 when not UTF-8); refused where "
+        "loading the skill is denied.",
+        (*_REF, "permission_denied", "path_not_allowed", "resource_not_found", *_CATALOG),
     ),
     "skills.validate": MethodSpec(
         m.ValidateParams,
@@ -142,6 +144,19 @@ METHODS: dict[str, MethodSpec] = {
         m.Empty,
         "Remember the user's answer for a rule, for the session or always.",
         ("session_not_found", "state_unreadable", "state_write_failed"),
+    ),
+    "trust.get": MethodSpec(
+        m.TrustGetParams,
+        m.TrustInfo,
+        "Whether the user trusts the repository root of a cwd, and where that comes from.",
+        ("invalid_config",),
+    ),
+    "trust.set": MethodSpec(
+        m.TrustSetParams,
+        m.TrustInfo,
+        "Trust or distrust a repository root: saved in the state file, in effect at once for "
+        "every session.",
+        ("invalid_config", "state_unreadable", "state_write_failed"),
     ),
     "agents.list": MethodSpec(
         m.AgentsListParams,

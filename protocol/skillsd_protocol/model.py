@@ -113,6 +113,9 @@ class SkillMetadata(Wire, kw_only=True):
     #: Always encoded: a default factory is never compared for ``omit_defaults``.
     invocation: Invocation = msgspec.field(default_factory=_default_invocation)
     host: HostFields | None = None
+    #: The coding agents that would find this skill by their own rules (``claude-code``,
+    #: ``codex``, ``opencode``); empty (and omitted) for roots only skillsd reads.
+    agents: list[str] = msgspec.field(default_factory=list)
 
 
 class SkillLoadError(Wire, kw_only=True):

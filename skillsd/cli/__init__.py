@@ -7,14 +7,23 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from skillsd import __version__
+from skillsd_protocol import PROTOCOL_VERSION
+
 #: Modules under ``skillsd.cli`` that add subcommands; each has ``register(subparsers)`` and
 #: sets ``func`` (taking the parsed args, returning the exit status) on its parsers.
-_COMMAND_MODULES = ("validate", "catalog", "daemon", "doctor", "ui")
+_COMMAND_MODULES = ("validate", "catalog", "enable", "trust", "daemon", "doctor", "ui")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skillsd", description="Agent Skills runtime: discover, validate, search, load."
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"skillsd {__version__} (protocol {PROTOCOL_VERSION})",
+        help="print the version and exit",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in _COMMAND_MODULES:

@@ -1,30 +1,27 @@
 """``skillsd list|search|show|prompt|schema``: the catalog for people and scripts.
 
-These commands use the core directly (no daemon): the CLI acts for the user, so ``show`` is not
-gated by permissions. ``--json`` prints the same protocol Structs the daemon returns.
+These commands run the daemon's operations (:mod:`skillsd.operations`) in this process, with no
+daemon: ``--json`` prints exactly the Struct the same method returns. The CLI acts for the user,
+so ``show`` is not gated by permissions (SPEC 7).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import textwrap
 from typing import Any
 
 import msgspec
 
-from skillsd.core.catalog import Catalog, list_result, load_catalog
-from skillsd.core.catalog_prompt import render_catalog
-from skillsd.core.effective_config import ConfigSource
-from skillsd.core.errors import SkillsdError
-from skillsd.core.loading import load_skill
+from skillsd import operations as ops
+from skillsd.cli.list_summary import list_summary
+from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.search import SearchIndex
 from skillsd.core.state import StateStore, default_state_path
+from skillsd_protocol.messages import ListParams, LoadParams, PromptParams, SearchParams
 from skillsd_protocol.schema import render_schema
-
-_ID = re.compile(r"[0-9a-f]{24}")
 
 
 def register(subparsers: Any) -> None:
@@ -68,15 +65,23 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=lambda args: _print(render_schema().rstrip("\n")))
 
 
-def _catalog(args: argparse.Namespace) -> Catalog:
+def catalog_view(args: argparse.Namespace) -> ops.OperationView:
+    """The catalog of ``--cwd`` (default: the process cwd) with ``--extra-root``s, as the user
+    sees it: their enable flags applied, nothing gated."""
     cwd = os.path.realpath(args.cwd or os.getcwd())
     if not os.path.isdir(cwd):
-        raise SkillsdError("invalid_params", f"--cwd {args.cwd}: not a directory")
-    config, _, _ = ConfigSource(os.environ).for_cwd(cwd)
+        raise SkillsdError(f"--cwd {args.cwd}: not a directory", InvalidParamsData(field="cwd"))
     # The user's enable flags, as the daemon applies them (an unreadable state file is
     # reported by `skillsd doctor`; here it just means nothing is disabled).
-    disabled = StateStore(default_state_path()).disabled()
-    return load_catalog(cwd, config, extra_roots=args.extra_root, disabled=disabled)
+    state = StateStore(default_state_path())
+    return ops.local_view(
+        cwd,
+        env=os.environ,
+        home=os.path.expanduser("~"),
+        extra_roots=args.extra_root,
+        disabled=state.disabled(),
+        trust_decisions=state.trust_decisions(),
+    )
 
 
 def _emit_json(value: Any) -> int:
@@ -105,8 +110,8 @@ def _failing(fn: Any) -> Any:
 
 @_failing
 def _list(args: argparse.Namespace) -> int:
-    catalog = _catalog(args)
-    listing = list_result(catalog, scope=args.scope)
+    view = catalog_view(args)
+    listing = ops.list_skills(view, ListParams(scope=args.scope))
     if args.json:
         return _emit_json(listing)
     skills = listing.skills
@@ -121,26 +126,19 @@ def _list(args: argparse.Namespace) -> int:
         desc = textwrap.shorten(s.description, 70, placeholder="...")
         print(f"  {s.name:<{width}}  {desc}{flags}{warn}")
         print(f"  {'':<{width}}  {s.path}")
-    for error in catalog.errors:
+    for error in listing.errors:
         print(f"invalid: {error.path}: {error.message}")
-    for diag in catalog.diagnostics:
+    for diag in listing.diagnostics:
         print(f"{diag.severity}: {diag.path}: {diag.message}")
-    print(f"{len(skills)} skill(s), {len(catalog.errors)} invalid (root: {catalog.root})")
+    print(list_summary(view.catalog, skills))
     return 0
 
 
 @_failing
 def _search(args: argparse.Namespace) -> int:
-    catalog = _catalog(args)
-    result = SearchIndex(catalog.skills).search(
-        args.query,
-        limit=args.limit,
-        scope=args.scope,
-        tags=args.tags,
-        cwd=catalog.cwd,
-        default_limit=catalog.config.search.default_limit,
-        max_limit=catalog.config.search.max_limit,
-    )
+    view = catalog_view(args)
+    params = SearchParams(query=args.query, limit=args.limit, scope=args.scope, tags=args.tags)
+    result = ops.search(view, SearchIndex(view.catalog.skills), params)
     if args.json:
         return _emit_json(result)
     for n, hit in enumerate(result.results, 1):
@@ -155,15 +153,10 @@ def _search(args: argparse.Namespace) -> int:
 
 @_failing
 def _show(args: argparse.Namespace) -> int:
-    catalog = _catalog(args)
-    ref = args.ref
-    if os.sep in ref or os.path.exists(ref):
-        skill = catalog.resolve(path=ref)
-    elif _ID.fullmatch(ref) and catalog.get(ref) is not None:
-        skill = catalog.resolve(id=ref)
-    else:
-        skill = catalog.resolve(name=ref)
-    loaded = load_skill(None, skill, force=True, format=args.format)
+    view = catalog_view(args)
+    ref = ops.ref_from_text(view.catalog, args.ref)
+    params = LoadParams(path=ref.path, id=ref.id, name=ref.name, format=args.format)
+    loaded = ops.load(view, params)
     if args.json:
         return _emit_json(loaded)
     return _print(loaded.content)
@@ -171,15 +164,14 @@ def _show(args: argparse.Namespace) -> int:
 
 @_failing
 def _prompt(args: argparse.Namespace) -> int:
-    catalog = _catalog(args)
-    budget = catalog.config.prompt
-    result = render_catalog(
-        catalog.skills,
-        format=args.format or budget.format,
-        max_entries=args.max_entries if args.max_entries is not None else budget.max_entries,
-        max_bytes=args.max_bytes if args.max_bytes is not None else budget.max_bytes,
+    view = catalog_view(args)
+    params = PromptParams(
+        format=args.format,
+        max_entries=args.max_entries,
+        max_bytes=args.max_bytes,
         include_location=not args.no_location,
     )
+    result = ops.prompt(view, params)
     if args.json:
         return _emit_json(result)
     return _print(result.text)

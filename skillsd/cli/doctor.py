@@ -1,7 +1,8 @@
 """``skillsd doctor [--cwd DIR] [--extra-root DIR] [--json]``: what skillsd sees here, and why.
 
 Config files in effect, every root with its counts, whether file watching works for those roots,
-the state file, the permission policy, agents, then every error and warning. It works without a
+the state file, the repository's trust and what it withholds, the permission policy in effect,
+agents, then every error and warning. It works without a
 daemon and exits 0 whenever it could report, broken skills and bad config files included (a bad
 config is reported, and the rest is shown with the defaults).
 """
@@ -15,14 +16,19 @@ from typing import Any, Literal
 
 import msgspec
 
+from skillsd.cli.agents_matrix import print_agents
+from skillsd.cli.list_summary import list_summary
 from skillsd.core.agents import agent_dirs, check_references, discover_agents
 from skillsd.core.catalog import Catalog, build_catalog
 from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, user_config_path
-from skillsd.core.discovery import compute_roots, find_repo_root, nearest_existing_ancestor
+from skillsd.core.discovery import compute_roots, find_repo_root
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
+from skillsd.core.permissions import Policy
 from skillsd.core.state import StateStore, default_state_path
-from skillsd.daemon.watcher import Subscription, WatchService, WatchTarget
+from skillsd.core.trust import resolve_trust
+from skillsd.core.watch_plan import watch_plan
+from skillsd.daemon.watcher import Subscription, WatchService
 from skillsd_protocol import Diagnostic, Scope, SkillLoadError
 from skillsd_protocol.messages import AgentLoadError
 
@@ -69,6 +75,24 @@ class PermissionsReport(_Out, kw_only=True):
     allow: list[str]
 
 
+class IgnoredReport(_Out, kw_only=True):
+    rule: str
+    key: str
+    until_trusted: bool
+
+
+class TrustReport(_Out, kw_only=True):
+    """The repository root's trust (SPEC 15) and what not trusting it withholds."""
+
+    root: str
+    trusted: bool
+    source: str
+    #: ``skill: rule`` for each repo skill's ``allowed-tools`` entry that grants nothing.
+    withheld_grants: list[str] = msgspec.field(default_factory=list)
+    #: Project config entries not applied (until trusted, or ever).
+    ignored: list[IgnoredReport] = msgspec.field(default_factory=list)
+
+
 class AgentsReport(_Out, kw_only=True):
     directories: list[str]
     names: list[str]
@@ -90,11 +114,14 @@ class DoctorReport(_Out, kw_only=True):
     skills: SkillCounts
     watch: WatchReport
     state: StateReport
+    trust: TrustReport
     permissions: PermissionsReport
     agents: AgentsReport
     errors: list[Diagnostic]
     warnings: list[Diagnostic]
     invalid_skills: list[SkillLoadError]
+    #: ``skillsd list``'s last line: what was left out, why, and what would keep it.
+    catalog_summary: str = ""
 
 
 def register(subparsers: Any) -> None:
@@ -105,6 +132,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--cwd", help="working directory to diagnose (default: .)")
     p.add_argument("--extra-root", action="append", default=[], metavar="DIR")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument(
+        "--agents",
+        action="store_true",
+        help="which coding agent (Claude Code, Codex, opencode) finds which skill",
+    )
     p.set_defaults(func=_run)
 
 
@@ -113,6 +145,14 @@ def _run(args: argparse.Namespace) -> int:
     if not os.path.isdir(cwd):
         print(f"skillsd doctor: --cwd {args.cwd}: not a directory", file=sys.stderr)
         return 2
+    if args.agents:
+        return print_agents(
+            cwd,
+            env=os.environ,
+            home=os.path.expanduser("~"),
+            extra_roots=args.extra_root,
+            as_json=args.json,
+        )
     report = diagnose(
         cwd,
         env=os.environ,
@@ -167,7 +207,18 @@ def diagnose(
     errors.extend(_agent_problem(e) for e in agent_errors)
 
     data = state.read()
-    perms = config.permissions
+    # The merged config's [trust] is the user's own: layering drops a project's.
+    trust = resolve_trust(catalog.root, data.trust, config.trust, home=home)
+    policy = Policy.from_config(config.permissions, config.project_permissions)
+    allow = [*policy.allow, *(policy.project_allow if trust.trusted else ())]
+    withheld = []
+    if not trust.trusted:
+        withheld = [
+            f"{s.name}: {rule}"
+            for s in catalog.skills
+            if s.scope == "repo"
+            for rule in dict.fromkeys(s.allowed_tools or ())
+        ]
     return DoctorReport(
         cwd=cwd,
         repo_root=catalog.root,
@@ -185,17 +236,28 @@ def diagnose(
             disabled=len(data.disabled),
             remembered=len(data.permissions),
         ),
+        trust=TrustReport(
+            root=trust.root,
+            trusted=trust.trusted,
+            source=trust.source,
+            withheld_grants=withheld,
+            ignored=[
+                IgnoredReport(rule=i.rule, key=i.key, until_trusted=i.until_trusted)
+                for i in policy.ignored_now(trust.trusted)
+            ],
+        ),
         permissions=PermissionsReport(
-            default_action=perms.default_action,
-            final_deny=list(perms.final_deny),
-            override=list(perms.override),
-            deny=list(perms.deny),
-            allow=list(perms.allow),
+            default_action=policy.default_action,
+            final_deny=[r.text for r in policy.final_deny],
+            override=[r.text for r in policy.override],
+            deny=[r.text for r in policy.deny],
+            allow=[r.text for r in allow],
         ),
         agents=AgentsReport(directories=dirs, names=[a.name for a in agents]),
         errors=errors,
         warnings=warnings,
         invalid_skills=catalog.errors,
+        catalog_summary=list_summary(catalog, catalog.skills),
     )
 
 
@@ -205,7 +267,8 @@ def _config(cwd: str, env: Any, errors: list[Diagnostic]) -> tuple[Config, list[
     try:
         config, sources, repo_root = source.for_cwd(cwd)
     except SkillsdError as exc:
-        errors.append(_diag("error", "config.invalid", exc.message, exc.data.get("path", user)))
+        where = getattr(exc.data, "path", None) or user
+        errors.append(_diag("error", "config.invalid", exc.message, where))
         config, sources = DEFAULT_CONFIG, []
         repo_root = find_repo_root(cwd, DEFAULT_CONFIG.discovery.markers, env)
     paths = [user, project_config_path(repo_root)]
@@ -236,24 +299,18 @@ def _roots(catalog: Catalog) -> list[RootReport]:
 
 
 def _watch(catalog: Catalog) -> WatchReport:
-    """Try to watch what the daemon would watch: existing roots, and for missing ones their
-    nearest existing ancestor (so a new ``.agents/skills`` would be noticed)."""
-    targets: set[WatchTarget] = set()
-    for root in catalog.roots:
-        if os.path.isdir(root.path):
-            targets.add((root.path, True))
-        else:
-            targets.add((nearest_existing_ancestor(root.path), False))
+    """Try to watch what the daemon would watch for this catalog (:func:`watch_plan`)."""
+    plan = watch_plan(catalog)
     service = WatchService()
     sub = Subscription(on_event=lambda _paths: None)
     try:
-        service.update(sub, targets)
+        service.update(sub, plan.targets)
     finally:
         service.cancel(sub)
         service.close()
     return WatchReport(
         mode="stat" if sub.failure else "watching",
-        directories=sorted(p for p, _ in targets),
+        directories=plan.directories,
         reason=sub.failure,
         max_user_watches=_max_user_watches(),
     )
@@ -298,6 +355,18 @@ def render(report: DoctorReport) -> str:
         + (f"{s.disabled} disabled, {s.remembered} remembered" if s.exists else "absent")
         + ")"
     )
+    t = report.trust
+    how = {"state": "your decision", "config": "[trust] roots", "default": "[trust] default"}
+    lines.append(
+        f"trust: {t.root} is {'trusted' if t.trusted else 'NOT trusted'} ({how[t.source]})"
+        + ("" if t.trusted else "; `skillsd trust` trusts it")
+    )
+    if t.withheld_grants:
+        lines.append(f"  withheld grants of repo skills ({len(t.withheld_grants)}):")
+        lines.extend(f"    {g}" for g in t.withheld_grants)
+    for item in t.ignored:
+        why = "ignored until trusted" if item.until_trusted else "always ignored (never loosens)"
+        lines.append(f"  project {item.key} {item.rule}: {why}")
     p = report.permissions
     lines.append(
         f"permissions: defaultAction {p.default_action}; finalDeny {len(p.final_deny)}, "
@@ -312,6 +381,8 @@ def render(report: DoctorReport) -> str:
             lines.extend(f"  {d.path}: [{d.code}] {d.message}" for d in items)
     k = report.skills
     lines.append("")
+    if report.catalog_summary:
+        lines.append(f"catalog: {report.catalog_summary}")
     lines.append(
         f"summary: {k.total} skill(s) ({k.enabled} enabled), {k.invalid} invalid, "
         f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"

@@ -21,7 +21,8 @@ def register(subparsers: Any) -> None:
         "ui",
         help="browse, search and enable/disable skills in a terminal UI",
         description="A keyboard-driven skills picker talking to the shared skillsd daemon "
-        "(started if needed). Needs the extra: pip install 'skillsd[tui]'.",
+        "(started if needed). Needs a terminal and the extra skillsd[tui] "
+        "(from a clone: make ui, or pip install -e '.[tui]').",
     )
     ui.add_argument(
         "--cwd",
@@ -40,19 +41,44 @@ def register(subparsers: Any) -> None:
     ui.set_defaults(func=_ui)
 
 
+def install_hint(package_dir: Path, python: str) -> str:
+    """How to add Textual where this ``skillsd`` package lives: a source checkout (the package
+    sits beside the project's ``pyproject.toml``) installs its own extra; an installed package
+    asks pip for the published one."""
+    checkout = package_dir.parent
+    if (checkout / "pyproject.toml").is_file() and (checkout / "Makefile").is_file():
+        return (
+            f"from this clone, run `make ui` in {checkout}, or: "
+            f"{python} -m pip install -e '{checkout}[tui]'"
+        )
+    return f"{python} -m pip install 'skillsd[tui]'"
+
+
+def _has_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def _ui(args: argparse.Namespace) -> int:
     try:
         importlib.import_module("textual")
     except ImportError:
+        hint = install_hint(Path(__file__).resolve().parents[1], sys.executable)
         print(
-            "skillsd ui needs Textual, which is not installed: install skillsd[tui] "
-            "(pip install 'skillsd[tui]')",
+            f"skillsd ui needs Textual, which is not installed: install skillsd[tui] ({hint})",
             file=sys.stderr,
         )
         return USAGE_STATUS
     cwd = args.cwd if args.cwd is not None else Path.cwd()
     if not cwd.is_dir():
         print(f"skillsd ui: --cwd {os.fspath(cwd)!r} is not a directory", file=sys.stderr)
+        return USAGE_STATUS
+    if not _has_terminal():
+        # Checked before any daemon is started: nothing is left running.
+        print(
+            "skillsd ui: needs a terminal (stdin and stdout must be a TTY); "
+            "for scripts use `skillsd list`, `skillsd search` or `--json`",
+            file=sys.stderr,
+        )
         return USAGE_STATUS
     # Imported here: Textual loads only for this command.
     from skillsd.tui import SkillsApp, shared_connector

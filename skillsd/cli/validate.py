@@ -1,8 +1,9 @@
 """``skillsd validate PATH... [--strict] [--mode strict|lenient] [--json]``.
 
 Each PATH is a skill directory, a SKILL.md file, or a folder searched recursively for skill
-directories. Exit status 1 when any skill has an error (with ``--strict``, also a warning); info
-diagnostics never fail. The validation mode comes from ``--mode`` only, never from the config.
+directories; each SKILL.md is judged by the operation behind ``skills.validate``. Exit status 1
+when any skill has an error (with ``--strict``, also a warning); info diagnostics never fail.
+The validation mode comes from ``--mode`` only, never from the config.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ from typing import Any
 
 import msgspec
 
+from skillsd import operations as ops
 from skillsd.core import limits
-from skillsd.core.skillfile import Mode, read_skill_file
+from skillsd.core.skillfile import SKILL_FILE, Mode
 from skillsd_protocol import Diagnostic
-
-SKILL_FILE = "SKILL.md"
 
 
 class ValidatedSkill(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
@@ -103,9 +103,7 @@ def _targets(path: str) -> Iterator[str | ValidatedSkill]:
 
 
 def _check(skill_file: str, mode: Mode, fail_on_warnings: bool) -> ValidatedSkill:
-    parsed = read_skill_file(skill_file, mode=mode, read_body=True)
-    failing = {"error", "warning"} if fail_on_warnings else {"error"}
-    valid = parsed.fields is not None and not any(d.severity in failing for d in parsed.diagnostics)
+    parsed, valid = ops.skill_file_verdict(skill_file, mode, fail_on_warnings=fail_on_warnings)
     name = parsed.fields.name if parsed.fields is not None else None
     return ValidatedSkill(path=skill_file, valid=valid, diagnostics=parsed.diagnostics, name=name)
 

@@ -11,7 +11,6 @@ same name are an error. A bad file is an :class:`AgentLoadError`, never an excep
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,18 +18,26 @@ from typing import Any
 import msgspec
 
 from skillsd.core import limits
-from skillsd.core.catalog import closest_names
+from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.config import Config
 from skillsd.core.discovery import compute_roots
 from skillsd.core.errors import SkillsdError
 from skillsd.core.frontmatter import (
     FrontmatterError,
+    body_text,
     decode_frontmatter,
     load_frontmatter,
     locate_frontmatter,
 )
+from skillsd.core.name_distance import closest_names
+from skillsd.core.skillfile import SKILL_FILE
 from skillsd.core.validation import split_allowed_tools
 from skillsd_protocol import SkillMetadata
+from skillsd_protocol.errors import (
+    AgentNotFoundData,
+    AmbiguousSkillData,
+    UnknownSkillReferenceData,
+)
 from skillsd_protocol.messages import AgentDefinition, AgentLoadError
 
 __all__ = [
@@ -94,26 +101,24 @@ def _optional_text(raw: Mapping[str, Any], field: str) -> str | None:
 def read_agent_file(path: str, max_bytes: int = limits.MAX_AGENT_FILE_BYTES) -> AgentDefinition:
     """Parse one agent file; raises :class:`AgentFileError` saying what is wrong."""
     try:
-        with open(path, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                raise AgentFileError("not a regular file")
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
+        read = read_regular_file(path, max_bytes)
+    except OSError as exc:  # NotRegularFile's strerror says what it is instead
         raise AgentFileError(f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > max_bytes:
+    if read.over_cap:
         raise AgentFileError(f"larger than {max_bytes} bytes")
+    data = read.data
     try:
         located = locate_frontmatter(data, at_eof=True)
         assert located is not None  # at_eof: found, or an error was raised
         raw = load_frontmatter(decode_frontmatter(data, located))
     except FrontmatterError as exc:
         # The frontmatter reader speaks of SKILL.md; here the file is an agent's.
-        raise AgentFileError(exc.message.replace("SKILL.md", os.path.basename(path))) from None
+        raise AgentFileError(exc.message.replace(SKILL_FILE, os.path.basename(path))) from None
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
         raise AgentFileError("field 'name' is required (a non-empty string)")
     tools = raw.get("tools")
-    body = data[located.body_offset :].decode("utf-8", errors="replace").replace("\r\n", "\n")
+    body = body_text(data, located)
     return AgentDefinition(
         name=name.strip(),
         path=path,
@@ -178,7 +183,7 @@ def find_agent(agents: Sequence[AgentDefinition], name: str) -> AgentDefinition:
     message = f"no agent named {name!r}"
     if suggestions:
         message += f"; did you mean {', '.join(suggestions)}?"
-    raise SkillsdError("agent_not_found", message, suggestions=suggestions)
+    raise SkillsdError(message, AgentNotFoundData(suggestions=suggestions))
 
 
 def resolve_agent_skills(
@@ -194,22 +199,20 @@ def resolve_agent_skills(
         try:
             skills.append(resolve(ref))
         except SkillsdError as exc:
-            if exc.kind == "ambiguous_skill":
+            if isinstance(exc.data, AmbiguousSkillData):
                 raise SkillsdError(
-                    "ambiguous_skill",
                     f"agent {agent.name!r} ({agent.path}): {exc.message}",
-                    agent=agent.name,
-                    skill=ref,
-                    **exc.data,
+                    AmbiguousSkillData(candidates=exc.data.candidates, agent=agent.name, skill=ref),
                 ) from None
             raise SkillsdError(
-                "unknown_skill_reference",
                 f"agent {agent.name!r} ({agent.path}) references unknown skill {ref!r}: "
                 f"{exc.message}",
-                agent=agent.name,
-                skill=ref,
-                path=agent.path,
-                suggestions=exc.data.get("suggestions", []),
+                UnknownSkillReferenceData(
+                    agent=agent.name,
+                    skill=ref,
+                    path=agent.path,
+                    suggestions=getattr(exc.data, "suggestions", []),
+                ),
             ) from None
     return skills
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-import unicodedata
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -32,7 +31,6 @@ import msgspec
 
 from skillsd.core.config import DEFAULT_CONFIG, Config
 from skillsd.core.discovery import (
-    SKILL_FILE,
     FoundSkill,
     Root,
     RootPlan,
@@ -42,22 +40,34 @@ from skillsd.core.discovery import (
     skill_from_listing,
 )
 from skillsd.core.errors import SkillsdError
-from skillsd.core.skillfile import Mode, ParsedSkillFile, read_skill_file
+from skillsd.core.name_distance import closest_names, normalize_name
+from skillsd.core.skillfile import SKILL_FILE, Mode, ParsedSkillFile, read_skill_file
 from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata
+from skillsd_protocol.errors import (
+    AmbiguousSkillData,
+    InvalidSkillData,
+    SkillCandidate,
+    SkillNotFoundData,
+)
 from skillsd_protocol.messages import ListResult
 
-#: How many names a ``skill_not_found`` error suggests.
-MAX_SUGGESTIONS = 5
+__all__ = [
+    "BuildStats",
+    "Catalog",
+    "CatalogDiff",
+    "build_catalog",
+    "diff_catalogs",
+    "list_result",
+    "load_catalog",
+    "normalize_name",
+    "refresh_catalog",
+    "skill_id",
+]
 
 
 def skill_id(real_path: str) -> str:
     """The stable id of the skill whose ``SKILL.md`` has this real path."""
     return hashlib.sha256(os.fsencode(real_path)).hexdigest()[:24]
-
-
-def normalize_name(name: str) -> str:
-    """A name as the catalog indexes it (NFKC, stripped), for lookups by user-given names."""
-    return unicodedata.normalize("NFKC", name).strip()
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,16 +186,13 @@ class Catalog:
             return self if disabled == self.disabled else _replace(self, disabled=disabled)
         by_id = dict(self.by_id)
         by_id.update(replaced)
-        by_name = dict(self.by_name)
-        for skill in replaced.values():
-            by_name[skill.name] = [replaced.get(s.id, s) for s in by_name[skill.name]]
-        by_real_path = dict(self.by_real_path)
-        for sid, skill in replaced.items():
-            by_real_path[self.real_path_of[sid]] = skill
+        skills, by_name, by_real_path = _swap_in(
+            replaced, self.skills, self.by_name, self.by_real_path, self.real_path_of
+        )
         return _replace(
             self,
             generation=self.generation + 1 if bump else self.generation,
-            skills=[replaced.get(s.id, s) for s in self.skills],
+            skills=skills,
             disabled=disabled,
             by_id=by_id,
             by_name=by_name,
@@ -215,12 +222,12 @@ class Catalog:
         if id is not None:
             skill = self.by_id.get(id)
             if skill is None:
-                raise SkillsdError("skill_not_found", f"no skill with id {id!r}", suggestions=[])
+                raise SkillsdError(f"no skill with id {id!r}", SkillNotFoundData(suggestions=[]))
             return skill
         if name is not None:
             return self._resolve_name(name, include_disabled)
         raise SkillsdError(
-            "skill_not_found", "no skill reference given: pass path, id or name", suggestions=[]
+            "no skill reference given: pass path, id or name", SkillNotFoundData(suggestions=[])
         )
 
     def _resolve_path(self, path: str) -> SkillMetadata:
@@ -235,19 +242,16 @@ class Catalog:
             error = self.errors_by_real_path.get(candidate)
             if error is not None:
                 raise SkillsdError(
-                    "invalid_skill",
                     f"skill at {path!r} is invalid: {error.message}",
-                    path=error.path,
-                    diagnostics=error.diagnostics,
+                    InvalidSkillData(path=error.path, diagnostics=error.diagnostics),
                 )
         stem = os.path.basename(
             real if os.path.basename(real) != SKILL_FILE else os.path.dirname(real)
         )
         where = path if real == path else f"{path!r} ({real})"
         raise SkillsdError(
-            "skill_not_found",
             f"no skill at {where}",
-            suggestions=closest_names(stem, self._names(include_disabled=True)),
+            SkillNotFoundData(suggestions=closest_names(stem, self._names(include_disabled=True))),
         )
 
     def _resolve_name(self, name: str, include_disabled: bool) -> SkillMetadata:
@@ -259,9 +263,10 @@ class Catalog:
         if len(usable) > 1:
             paths = ", ".join(s.path for s in usable)
             raise SkillsdError(
-                "ambiguous_skill",
                 f"{len(usable)} skills are named {name!r} ({paths}); pass path or id instead",
-                candidates=[{"id": s.id, "path": s.path, "scope": s.scope} for s in usable],
+                AmbiguousSkillData(
+                    candidates=[SkillCandidate(id=s.id, path=s.path, scope=s.scope) for s in usable]
+                ),
             )
         suggestions = closest_names(wanted, self._names(include_disabled))
         if same:
@@ -270,7 +275,7 @@ class Catalog:
             message = f"no skill named {name!r}"
             if suggestions:
                 message += f"; did you mean {', '.join(suggestions)}?"
-        raise SkillsdError("skill_not_found", message, suggestions=suggestions)
+        raise SkillsdError(message, SkillNotFoundData(suggestions=suggestions))
 
     def _names(self, include_disabled: bool) -> list[str]:
         if include_disabled:
@@ -280,6 +285,24 @@ class Catalog:
 
 def _replace(catalog: Catalog, **changes: object) -> Catalog:
     return replace(catalog, **changes)  # type: ignore[arg-type]
+
+
+def _swap_in(
+    replaced: Mapping[str, SkillMetadata],
+    skills: list[SkillMetadata],
+    by_name: dict[str, list[SkillMetadata]],
+    by_real_path: dict[str, SkillMetadata],
+    real_path_of: Mapping[str, str],
+) -> tuple[list[SkillMetadata], dict[str, list[SkillMetadata]], dict[str, SkillMetadata]]:
+    """``skills`` and its name and real-path indexes with each skill of ``replaced`` (id -> new
+    version) in place of the old one; the arguments are left as they are (views share them)."""
+    by_name = dict(by_name)
+    for skill in replaced.values():
+        by_name[skill.name] = [replaced.get(s.id, s) for s in by_name[skill.name]]
+    by_real_path = dict(by_real_path)
+    for sid, skill in replaced.items():
+        by_real_path[real_path_of[sid]] = skill
+    return [replaced.get(s.id, s) for s in skills], by_name, by_real_path
 
 
 def _is_disabled(skill: SkillMetadata, real_path: str, disabled: frozenset[str]) -> bool:
@@ -371,8 +394,20 @@ def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
         extra_fields=fields.extra_fields,
         invocation=fields.invocation,
         host=fields.host,
+        agents=_agents_list(found.agents),
     )
     return _Entry(found=found, id=sid, base=base, error=None)
+
+
+#: One shared (read-only) ``agents`` list per combination: 10 000 skills hold a handful of lists.
+_AGENT_LISTS: dict[tuple[str, ...], list[str]] = {}
+
+
+def _agents_list(agents: tuple[str, ...]) -> list[str]:
+    shared = _AGENT_LISTS.get(agents)
+    if shared is None:
+        shared = _AGENT_LISTS.setdefault(agents, list(agents))
+    return shared
 
 
 def _moved(entry: _Entry, found: FoundSkill) -> _Entry:
@@ -380,7 +415,11 @@ def _moved(entry: _Entry, found: FoundSkill) -> _Entry:
     base = entry.base
     if base is not None:
         base = msgspec.structs.replace(
-            base, scope=found.root.scope, root=found.root.path, resources=found.resources
+            base,
+            scope=found.root.scope,
+            root=found.root.path,
+            resources=found.resources,
+            agents=_agents_list(found.agents),
         )
     return _Entry(found=found, id=entry.id, base=base, error=entry.error)
 
@@ -501,10 +540,9 @@ def _assemble(
                 current = decorated.get(skill.id, skill)
                 decorated[skill.id] = msgspec.structs.replace(current, enabled=False)
     if decorated:
-        skills = [decorated.get(s.id, s) for s in skills]
-        for sid, skill in decorated.items():
-            by_real_path[real_path_of[sid]] = skill
-            by_name[skill.name] = [decorated.get(s.id, s) for s in by_name[skill.name]]
+        skills, by_name, by_real_path = _swap_in(
+            decorated, skills, by_name, by_real_path, real_path_of
+        )
 
     generation = 1
     if previous is not None:
@@ -610,6 +648,8 @@ def _refresh(previous: Catalog, changed: set[str]) -> Catalog:
         )
         if new is not None and new.real_path != real:
             return _full_rebuild(previous)  # identity moved: dedupe must be redone
+        if new is not None:
+            new.agents = old.agents  # same file reached the same ways: the same readers
         replaced[real] = new
 
     dirty_dirs = tuple(f.dir + os.sep for f in dirty.values())
@@ -675,47 +715,6 @@ def diff_catalogs(old: Catalog | None, new: Catalog) -> CatalogDiff:
         removed=[s.id for s in (old.skills if old is not None else []) if s.id not in after],
         changed=[s.id for s in new.skills if s.id in before and before[s.id] != s],
     )
-
-
-# -- suggestions ------------------------------------------------------------------------------
-
-
-def _bounded_distance(a: str, b: str, limit: int) -> int:
-    """Levenshtein distance, or ``limit + 1`` as soon as it must exceed ``limit``."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        best = i
-        for j, cb in enumerate(b, 1):
-            value = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
-            current.append(value)
-            best = min(best, value)
-        if best > limit:
-            return limit + 1
-        previous = current
-    return previous[-1]
-
-
-def closest_names(query: str, names: Iterable[str], limit: int = MAX_SUGGESTIONS) -> list[str]:
-    """Up to ``limit`` names within edit distance ``max(2, len(query) // 3)``, closest first."""
-    query = normalize_name(query).lower()
-    if not query:
-        return []
-    bound = max(2, len(query) // 3)
-    query_chars = set(query)
-    scored: list[tuple[int, str]] = []
-    for name in names:
-        # Each edit changes at most two members of the character-set difference: a cheap bound
-        # that skips most of a 10 000-name catalog before the quadratic distance.
-        if len(query_chars.symmetric_difference(name)) > 2 * bound:
-            continue
-        distance = _bounded_distance(query, name, bound)
-        if distance <= bound:
-            scored.append((distance, name))
-    scored.sort()
-    return [name for _, name in scored[:limit]]
 
 
 def list_result(

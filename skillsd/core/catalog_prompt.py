@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, Literal
 
 from skillsd.core import limits
-from skillsd.core.errors import SkillsdError
+from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import model_description
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import CatalogFormat, PromptResult
@@ -219,9 +219,8 @@ def _check_budget(max_entries: int, max_bytes: int) -> None:
     for field, value in (("maxEntries", max_entries), ("maxBytes", max_bytes)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise SkillsdError(
-                "invalid_params",
                 f"{field} must be a non-negative integer, got {value!r}",
-                field=field,
+                InvalidParamsData(field=field),
             )
 
 
@@ -229,9 +228,8 @@ def _formatter(format: str, include_location: bool) -> _Format:
     factory = _FORMATS.get(format)
     if factory is None:
         raise SkillsdError(
-            "invalid_params",
             f"format must be one of {', '.join(_FORMATS)}, got {format!r}",
-            field="format",
+            InvalidParamsData(field="format"),
         )
     return factory(include_location)
 

@@ -1,7 +1,12 @@
 """The effective configuration: its types, defaults, parsing and layering (pure; no file I/O).
 
 Files: the user's ``config.toml`` (``$SKILLSD_CONFIG`` overrides its path) and an optional
-project ``.agents/skillsd.toml``. Unknown keys and wrong types make a file invalid.
+project ``.agents/skillsd.toml``; :mod:`skillsd.core.effective_config` reads them. Unknown keys
+and wrong types make a file invalid.
+
+Layering keeps the origin of what decides permissions (SPEC 15): the project file's
+``[permissions]`` table is kept apart (``Config.project_permissions``) for the policy to apply
+only what tightens, and its ``[trust]`` table is dropped (a repository cannot trust itself).
 """
 
 from __future__ import annotations
@@ -16,7 +21,26 @@ import platformdirs
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
-from skillsd.core.permissions import rule_problem
+from skillsd.core.permissions import PermissionsConfig, rule_problem
+from skillsd.core.trust import TrustConfig
+from skillsd_protocol.errors import InvalidConfigData
+
+__all__ = [
+    "DEFAULT_CONFIG",
+    "DEFAULT_MARKERS",
+    "PROJECT_CONFIG",
+    "Config",
+    "DiscoveryConfig",
+    "PromptConfig",
+    "RootsConfig",
+    "SearchConfig",
+    "is_project_config",
+    "layer_configs",
+    "parse_config_table",
+    "parse_config_text",
+    "project_config_path",
+    "user_config_path",
+]
 
 DEFAULT_MARKERS = (".git", ".jj", ".hg")
 
@@ -48,40 +72,50 @@ class SearchConfig(_Table, frozen=True):
     max_limit: int = limits.MAX_SEARCH_LIMIT
 
 
-class PermissionsConfig(_Table, frozen=True):
-    final_deny: tuple[str, ...] = ()
-    override: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-    allow: tuple[str, ...] = ()
-    default_action: Literal["allow", "ask", "deny"] = "ask"
-
-
 class Config(_Table, frozen=True):
     """The whole effective configuration; hashable, so it can key the catalog cache."""
 
-    validation: Literal["strict", "lenient"] = "strict"
+    validation: Literal["strict", "lenient"] = "lenient"
     discovery: DiscoveryConfig = DiscoveryConfig()
     roots: RootsConfig = RootsConfig()
     prompt: PromptConfig = PromptConfig()
     search: SearchConfig = SearchConfig()
     permissions: PermissionsConfig = PermissionsConfig()
+    trust: TrustConfig = TrustConfig()
+    #: The project file's ``[permissions]``, set by layering only (never read from a file); its
+    #: ``defaultAction`` is the user's when the project sets none.
+    project_permissions: PermissionsConfig | None = None
 
 
 DEFAULT_CONFIG = Config()
 
+#: The key layering fills in; a file that writes it is refused as if it were unknown.
+_PROJECT_PERMISSIONS = "projectPermissions"
+
 #: Permission rule lists add up across files instead of the later file replacing them.
-_CONCATENATED = {("permissions", k) for k in ("finalDeny", "override", "deny", "allow")}
+_CONCATENATED = {
+    (table, k)
+    for table in ("permissions", "projectPermissions")
+    for k in ("finalDeny", "override", "deny", "allow")
+}
 
 
-def parse_config_table(data: dict[str, Any], source: str) -> Config:
+def parse_config_table(data: dict[str, Any], source: str, *, layered: bool = False) -> Config:
     """Validate one config table; errors name the file, the key path and the reason."""
+    if not layered and _PROJECT_PERMISSIONS in data:
+        raise SkillsdError(
+            f"{source}: invalid config: unknown key {_PROJECT_PERMISSIONS!r}",
+            InvalidConfigData(path=source),
+        )
     try:
         config = msgspec.convert(data, Config)
     except msgspec.ValidationError as exc:
         raise SkillsdError(
-            "invalid_config", f"{source}: invalid config: {_describe(exc)}", path=source
+            f"{source}: invalid config: {_describe(exc)}", InvalidConfigData(path=source)
         ) from None
     _check_rules(config.permissions, source)
+    if config.project_permissions is not None:
+        _check_rules(config.project_permissions, source)
     return config
 
 
@@ -92,9 +126,8 @@ def _check_rules(permissions: PermissionsConfig, source: str) -> None:
             problem = rule_problem(rule)
             if problem is not None:
                 raise SkillsdError(
-                    "invalid_config",
                     f"{source}: invalid config: key 'permissions.{key}[{index}]': {problem}",
-                    path=source,
+                    InvalidConfigData(path=source),
                 )
 
 
@@ -107,16 +140,28 @@ def parse_config_text(text: str, source: str) -> dict[str, Any]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SkillsdError(
-            "invalid_config", f"{source}: invalid TOML: {exc}", path=source
+            f"{source}: invalid TOML: {exc}", InvalidConfigData(path=source)
         ) from None
     parse_config_table(data, source)
     return data
 
 
 def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
-    """Merge validated tables in order (later wins per key; permission lists concatenate)."""
+    """Merge validated tables in order (later wins per key; permission lists concatenate).
+
+    A project file's (:func:`is_project_config`) ``[permissions]`` goes to
+    ``project_permissions`` and its ``[trust]`` is dropped."""
     merged: dict[str, Any] = {}
-    for _source, table in tables:
+    for source, table in tables:
+        if is_project_config(source):
+            table = dict(table)
+            table.pop("trust", None)
+            if "permissions" in table:
+                project = dict(table.pop("permissions"))
+                # A project without a `defaultAction` has no opinion: it takes the user's.
+                user_default = merged.get("permissions", {}).get("defaultAction", "ask")
+                project.setdefault("defaultAction", user_default)
+                table[_PROJECT_PERMISSIONS] = project
         for key, value in table.items():
             if isinstance(value, dict):
                 section = merged.setdefault(key, {})
@@ -128,7 +173,7 @@ def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
             else:
                 merged[key] = value
     sources = ", ".join(source for source, _ in tables) or "defaults"
-    return parse_config_table(merged, sources)
+    return parse_config_table(merged, sources, layered=True)
 
 
 def _describe(exc: msgspec.ValidationError) -> str:
@@ -160,23 +205,30 @@ def project_config_path(repo_root: str) -> str:
     return os.path.join(repo_root, *PROJECT_CONFIG)
 
 
-def read_config_file(path: str) -> dict[str, Any] | None:
-    """The validated table of one config file, or None when it does not exist."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SkillsdError(
-            "invalid_config", f"{path}: cannot read config: {exc}", path=path
-        ) from None
-    return parse_config_text(text, path)
+def is_project_config(path: str) -> bool:
+    """Is ``path`` a project's ``.agents/skillsd.toml`` (rather than the user's config)?"""
+    directory = os.path.dirname(os.path.abspath(path))
+    return (
+        os.path.basename(path) == PROJECT_CONFIG[1]
+        and os.path.basename(directory) == PROJECT_CONFIG[0]
+    )
 
 
-def load_config(paths: list[str]) -> tuple[Config, list[str]]:
-    """Layer the config files that exist among ``paths`` (in order); returns the sources used."""
-    tables = [(p, t) for p in paths if (t := read_config_file(p)) is not None]
-    if not tables:
-        return DEFAULT_CONFIG, []
-    return layer_configs(tables), [p for p, _ in tables]
+def extra_roots_base(path: str) -> str:
+    """Where relative ``roots.extra`` entries of the config file ``path`` start from: the
+    repository root for a project file, else the file's own directory (never the process cwd)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    return os.path.dirname(directory) if is_project_config(path) else directory
+
+
+def anchor_extra_roots(table: dict[str, Any], path: str) -> dict[str, Any]:
+    """``table`` with its relative ``roots.extra`` entries made absolute (see above)."""
+    roots = table.get("roots")
+    if not isinstance(roots, dict) or not roots.get("extra"):
+        return table
+    base = extra_roots_base(path)
+    anchored = [
+        e if os.path.isabs(e) or e == "~" or e.startswith("~" + os.sep) else os.path.join(base, e)
+        for e in roots["extra"]
+    ]
+    return {**table, "roots": {**roots, "extra": anchored}}

@@ -28,15 +28,37 @@ from operator import attrgetter
 from pathlib import Path
 
 from skillsd.core import limits
+from skillsd.core.agent_folders import SKILL_FOLDERS, agents_in_order, user_folder_path
 from skillsd.core.config import DEFAULT_CONFIG, Config
+from skillsd.core.file_version import StatKey
 from skillsd.core.host_fields import OPENAI_YAML, OPENAI_YAML_DIR
-from skillsd.core.skillfile import StatKey
+from skillsd.core.skillfile import SKILL_FILE
 from skillsd_protocol import Diagnostic, ResourceCounts, Scope
 from skillsd_protocol.model import SCOPE_ORDER
 
-SKILL_FILE = "SKILL.md"
-#: Skill roots inside a directory, in priority order; all but the first are "compat roots".
-REPO_ROOT_DIRS = (".agents/skills", ".agent/skills", ".claude/skills")
+__all__ = [
+    "ENV_ROOT",
+    "ENV_SKILLS_PATH",
+    "REPO_ROOT_DIRS",
+    "RESOURCE_DIRS",
+    "SKILL_FILE",
+    "FoundSkill",
+    "Root",
+    "RootPlan",
+    "ScanResult",
+    "compute_roots",
+    "discovery_plan",
+    "find_repo_root",
+    "find_skill_file",
+    "nearest_existing_ancestor",
+    "scan",
+    "scan_plan",
+    "skill_from_listing",
+]
+
+#: Skill roots inside a directory, in priority order; all but the first are "compat roots"
+#: (the table is :data:`skillsd.core.agent_folders.SKILL_FOLDERS`).
+REPO_ROOT_DIRS = tuple(f.path for f in SKILL_FOLDERS if f.scope == "repo")
 #: Conventional resource folders counted in ``SkillMetadata.resources``.
 RESOURCE_DIRS = frozenset({"scripts", "references", "assets"})
 
@@ -50,12 +72,14 @@ class Root:
 
     ``path`` is absolute and normalised but not resolved (it is what the user configured or what
     the repo chain produced). ``distance`` is how many levels above ``cwd`` the directory holding a
-    repo root is (0 for roots at ``cwd``, and for every user and extra root).
+    repo root is (0 for roots at ``cwd``, and for every user and extra root). ``agents`` are the
+    agents that read this folder by their own rules (empty for roots only skillsd reads).
     """
 
     path: str
     scope: Scope
     distance: int = 0
+    agents: tuple[str, ...] = ()
 
     @property
     def order_key(self) -> tuple[int, int, str]:
@@ -92,6 +116,8 @@ class FoundSkill:
     #: identifies a version of the skill, so editing that file re-parses it. Always taken (only
     #: skills holding an ``agents/`` folder pay the ``stat``).
     host_stat: StatKey | None = None
+    #: The agents that find this file, over every root that reached it.
+    agents: tuple[str, ...] = ()
 
     @property
     def order_key(self) -> tuple[int, int, str]:
@@ -153,11 +179,11 @@ def _chain(repo_root: str, cwd: str) -> list[str]:
     return chain
 
 
-def _expand(entry: str, *, cwd: str, home: str) -> str:
+def _expand(entry: str, *, base: str, home: str) -> str:
     # `~` expands with the given home (not os.environ) so the function stays pure.
     if entry == "~" or entry.startswith("~" + os.sep):
         entry = home + entry[1:]
-    return os.path.normpath(os.path.join(cwd, entry))
+    return os.path.normpath(os.path.join(base, entry))
 
 
 def compute_roots(
@@ -167,32 +193,54 @@ def compute_roots(
     home: str,
     env: Mapping[str, str],
     client_extra_roots: Iterable[str] = (),
+    repo_root: str | None = None,
 ) -> RootPlan:
     """The roots one catalog scans, in SPEC 2's order; the same directory is listed once.
 
-    ``cwd`` is made absolute (not resolved). Extra roots come from ``$AGENT_SKILLS_PATH``
-    (``os.pathsep``-separated, ``:`` on POSIX), config ``roots.extra`` and ``client_extra_roots``;
-    relative entries are relative to ``cwd`` and a leading ``~`` means ``home``.
+    ``cwd`` is made absolute (not resolved). The repo and user folders come from
+    :data:`~skillsd.core.agent_folders.SKILL_FOLDERS` (compat ones only with
+    ``discovery.compatRoots``). Extra roots come from ``$AGENT_SKILLS_PATH``
+    (``os.pathsep``-separated, ``:`` on POSIX) and ``client_extra_roots``, whose relative entries
+    are relative to ``cwd``, and config ``roots.extra``, whose relative entries are relative to
+    the repo root (config files anchor theirs when read); a leading ``~`` means ``home``. A
+    caller that already found the repo root (with the config's markers) passes it as
+    ``repo_root``.
     """
     cwd = os.path.abspath(cwd)
     disc = config.discovery
-    repo_root = find_repo_root(cwd, disc.markers, env)
-    names = REPO_ROOT_DIRS if disc.compat_roots else REPO_ROOT_DIRS[:1]
+    if repo_root is None:
+        repo_root = find_repo_root(cwd, disc.markers, env)
+    folders = [f for f in SKILL_FOLDERS if disc.compat_roots or not f.compat]
     roots: list[Root] = []
     if disc.auto:
+        repo_folders = [f for f in folders if f.scope == "repo"]
         for distance, directory in enumerate(_chain(repo_root, cwd)):
-            roots.extend(Root(os.path.join(directory, n), "repo", distance) for n in names)
-        roots.extend(Root(os.path.normpath(os.path.join(home, n)), "user") for n in names)
-    extras = [e for e in env.get(ENV_SKILLS_PATH, "").split(os.pathsep) if e.strip()]
-    extras += [*config.roots.extra, *client_extra_roots]
-    roots.extend(Root(_expand(e.strip(), cwd=cwd, home=home), "extra") for e in extras)
-    seen: set[str] = set()
-    unique = []
+            roots.extend(
+                Root(os.path.join(directory, f.path), "repo", distance, f.agents)
+                for f in repo_folders
+            )
+        roots.extend(
+            Root(user_folder_path(f, home=home, env=env), "user", 0, f.agents)
+            for f in folders
+            if f.scope == "user"
+        )
+    env_extras = [e for e in env.get(ENV_SKILLS_PATH, "").split(os.pathsep) if e.strip()]
+    for entries, base in (
+        (env_extras, cwd),
+        (config.roots.extra, repo_root),
+        (client_extra_roots, cwd),
+    ):
+        roots.extend(Root(_expand(e.strip(), base=base, home=home), "extra") for e in entries)
+    unique: dict[str, Root] = {}
     for root in sorted(roots, key=attrgetter("order_key")):
-        if root.path not in seen:
-            seen.add(root.path)
-            unique.append(root)
-    return RootPlan(cwd=cwd, repo_root=repo_root, roots=tuple(unique))
+        kept = unique.get(root.path)
+        if kept is None:
+            unique[root.path] = root
+        elif root.agents and not set(root.agents) <= set(kept.agents):
+            # One folder reached as two (e.g. $CODEX_HOME set to ~/.agents): all its readers.
+            agents = agents_in_order((*kept.agents, *root.agents))
+            unique[root.path] = Root(kept.path, kept.scope, kept.distance, agents)
+    return RootPlan(cwd=cwd, repo_root=repo_root, roots=tuple(unique.values()))
 
 
 def discovery_plan(
@@ -287,7 +335,7 @@ def skill_from_listing(
                 _diag("discovery.unreadable", f"{md.path}: cannot stat: {exc.strerror}", md.path)
             )
             return None
-        key = StatKey(st.st_mtime_ns, st.st_size, st.st_ino)
+        key = StatKey.of(st)
     counts = {"scripts": 0, "references": 0, "assets": 0}
     other = 0
     host_key: StatKey | None = None
@@ -312,6 +360,7 @@ def skill_from_listing(
         stat=key,
         resources=ResourceCounts(other=other, **counts),
         host_stat=host_key,
+        agents=root.agents,
     )
 
 
@@ -327,7 +376,7 @@ def _host_file_key(path: str) -> StatKey | None:
         return None
     except (OSError, ValueError):
         return _UNSTATABLE
-    return StatKey(st.st_mtime_ns, st.st_size, st.st_ino)
+    return StatKey.of(st)
 
 
 def _join(real_dir: str, name: str) -> str:
@@ -447,7 +496,10 @@ def scan(
     found: list[FoundSkill] = []
     diagnostics: list[Diagnostic] = []
     missing: list[Root] = []
-    scanned_real: set[str] = set()
+    #: Real path of a scanned root -> the root that scanned it.
+    scanned_real: dict[str, Root] = {}
+    #: Path of a scanned root -> agents of other roots that are the same directory (a symlink).
+    alias_agents: dict[str, tuple[str, ...]] = {}
     dirs = 0
     for root in sorted(roots, key=attrgetter("order_key")):
         path = root.path
@@ -465,9 +517,15 @@ def scan(
             _list_dir(path, diagnostics)  # records the reason as a diagnostic
             continue
         real_root = os.path.realpath(path)
-        if real_root in scanned_real:
+        scanned_by = scanned_real.get(real_root)
+        if scanned_by is not None:
+            if root.agents:
+                alias_agents[scanned_by.path] = (
+                    *alias_agents.get(scanned_by.path, ()),
+                    *root.agents,
+                )
             continue
-        scanned_real.add(real_root)
+        scanned_real[real_root] = root
         dirs += _scan_root(
             root,
             real_root,
@@ -479,14 +537,23 @@ def scan(
             diagnostics=diagnostics,
         )
     found.sort(key=attrgetter("order_key"))
-    unique: list[FoundSkill] = []
-    seen: set[str] = set()
+    unique: dict[str, FoundSkill] = {}
     for skill in found:
-        if skill.real_path not in seen:
-            seen.add(skill.real_path)
-            unique.append(skill)
+        aliases = alias_agents.get(skill.root.path, ())
+        first = unique.get(skill.real_path)
+        if first is None:
+            unique[skill.real_path] = skill
+            first = skill
+        elif not skill.agents and not aliases:
+            continue
+        if aliases or first is not skill:
+            # Every agent that reaches the file sees the skill, whichever root reached it first.
+            first.agents = agents_in_order((*first.agents, *skill.agents, *aliases))
     return ScanResult(
-        skills=unique, diagnostics=diagnostics, missing_roots=missing, dirs_scanned=dirs
+        skills=list(unique.values()),
+        diagnostics=diagnostics,
+        missing_roots=missing,
+        dirs_scanned=dirs,
     )
 
 

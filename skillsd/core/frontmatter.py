@@ -26,6 +26,7 @@ _Loader: Any = getattr(yaml, "CBaseLoader", yaml.BaseLoader)
 __all__ = [
     "FrontmatterError",
     "Located",
+    "body_text",
     "check_nesting",
     "decode_frontmatter",
     "load_frontmatter",
@@ -156,6 +157,12 @@ def decode_frontmatter(data: bytes, located: Located) -> str:
         raise FrontmatterError(
             "encoding.invalid", f"frontmatter is not valid UTF-8 (bad byte at offset {offset})"
         ) from None
+
+
+def body_text(data: bytes, located: Located) -> str:
+    """The text after the frontmatter, as shown to a model: bytes that are not UTF-8 replaced
+    (U+FFFD) rather than failing the read, and ``\\r\\n`` turned into ``\\n``."""
+    return data[located.body_offset :].decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
 # --- fast path -----------------------------------------------------------------------------------

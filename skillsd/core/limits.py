@@ -78,3 +78,7 @@ MAX_OPENAI_YAML_BYTES = 64 * 1024
 MAX_COMMAND_FILE_BYTES = 1024 * 1024
 MAX_COMMAND_DIRS = 500
 MAX_COMMAND_DEPTH = 6
+#: Largest config file read (the user's ``config.toml``, a project's ``.agents/skillsd.toml``).
+MAX_CONFIG_FILE_BYTES = 1024 * 1024
+#: Largest state file read (``state.json``: disabled skills and remembered permissions).
+MAX_STATE_FILE_BYTES = 16 * 1024 * 1024

@@ -1,7 +1,9 @@
-"""Loading a skill for the model (progressive disclosure): read, render, remember.
+"""Loading a skill for the model (progressive disclosure): read and render, then remember.
 
 Reload suppression lives here: a session that already received this exact version (same
 ``SKILL.md`` path and mtime) gets a short reminder instead of the body, unless ``force``.
+Reading and remembering are two steps so a daemon can read in a worker thread and change the
+session on its event loop.
 """
 
 from __future__ import annotations
@@ -12,11 +14,15 @@ from skillsd.core.skill_render import render_reminder, render_skill
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import LoadFormat, LoadResult
 
+__all__ = ["load_skill", "record_load"]
+
 
 def load_skill(
     session: Session | None, skill: SkillMetadata, *, force: bool, format: LoadFormat
 ) -> LoadResult:
-    """Read, render and record one skill load (reload suppression by path + mtime)."""
+    """Read and render one skill, or the reminder when ``session`` already has this version.
+
+    Nothing is recorded: pass the result to :func:`record_load` for that."""
     if session is not None and not force and session.is_current(skill):
         return LoadResult(
             skill=skill,
@@ -28,8 +34,6 @@ def load_skill(
         )
     content = read_skill_file_content(skill.path)
     files = list_skill_files(skill.dir)
-    if session is not None:
-        session.record_load(skill)
     return LoadResult(
         skill=skill,
         content=render_skill(skill, content.text, content.body, files, format=format),
@@ -38,3 +42,10 @@ def load_skill(
         files=files,
         already_loaded=False,
     )
+
+
+def record_load(session: Session | None, loaded: LoadResult, repo_root: str | None = None) -> None:
+    """Remember in ``session`` that the skill was sent (and take its grants, tied to
+    ``repo_root`` for a repo skill); a reminder, or no session, records nothing."""
+    if session is not None and not loaded.already_loaded:
+        session.record_load(loaded.skill, repo_root)

@@ -11,9 +11,15 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from skillsd.core.errors import SkillsdError
+from skillsd.core.errors import InvalidArgumentsData, SkillsdError, UnknownToolData
 from skillsd.core.host_fields import model_description
-from skillsd_protocol import SkillMetadata
+from skillsd_protocol import Scope, SkillMetadata
+from skillsd_protocol.errors import (
+    AmbiguousSkillData,
+    PermissionDeniedData,
+    PermissionRequiredData,
+    SessionNotFoundData,
+)
 from skillsd_protocol.messages import ReadFileResult, SearchResult, ToolDefinition
 
 Operation = Literal["search", "load", "read_file", "list"]
@@ -166,7 +172,7 @@ class ToolRequest:
     file: str | None = None
     query: str | None = None
     limit: int | None = None
-    scope: str | None = None
+    scope: Scope | None = None
 
 
 def decode_tool_call(tool: str, arguments: dict[str, Any]) -> ToolRequest:
@@ -174,20 +180,26 @@ def decode_tool_call(tool: str, arguments: dict[str, Any]) -> ToolRequest:
     spec = _BY_NAME.get(tool)
     if spec is None:
         known = ", ".join(sorted(_BY_NAME))
-        raise SkillsdError("unknown_tool", f"Unknown tool {tool!r}. Available tools: {known}.")
+        raise SkillsdError(f"Unknown tool {tool!r}. Available tools: {known}.", UnknownToolData())
     try:
         args = msgspec.convert(arguments, spec.args)
     except msgspec.ValidationError as exc:
         raise SkillsdError(
-            "invalid_arguments",
             f"Invalid arguments for {tool}: {exc}. Expected: {_signature(spec)}.",
+            InvalidArgumentsData(),
         ) from None
     if isinstance(args, SearchArgs):
+        if not args.query.strip():
+            raise SkillsdError(
+                f"{tool} needs words in `query` (what the task is about). "
+                f"Expected: {_signature(spec)}.",
+                InvalidArgumentsData(),
+            )
         return ToolRequest("search", query=args.query, limit=args.limit, scope=args.scope)
     if isinstance(args, LoadArgs | ReadFileArgs):
         if args.name is None and args.path is None:
             raise SkillsdError(
-                "invalid_arguments", f"{tool} needs `name` or `path` to say which skill."
+                f"{tool} needs `name` or `path` to say which skill.", InvalidArgumentsData()
             )
         file = args.file if isinstance(args, ReadFileArgs) else None
         return ToolRequest(spec.operation, name=args.name, path=args.path, file=file)
@@ -250,17 +262,17 @@ def read_file_text(result: ReadFileResult) -> str:
 def error_text(exc: SkillsdError) -> str:
     """An error the model can act on: what went wrong and what to try instead."""
     text = exc.message
-    candidates = exc.data.get("candidates")
-    if candidates:
-        paths = ", ".join(str(c.get("path")) for c in candidates)
+    data = exc.data
+    if isinstance(data, AmbiguousSkillData) and data.candidates:
+        paths = ", ".join(c.path for c in data.candidates)
         text += f". Several skills have that name; pass `path` instead, one of: {paths}"
-    if exc.kind == "session_not_found":
+    if isinstance(data, SessionNotFoundData):
         text += " (the host must open a session before passing its id)"
-    if exc.kind == "permission_required":
+    if isinstance(data, PermissionRequiredData):
         text = (
-            f"Loading skill {exc.data['skill']!r} needs the user's approval; the host will ask "
+            f"Loading skill {data.skill!r} needs the user's approval; the host will ask "
             "them. Continue without it or try again after they answer."
         )
-    if exc.kind == "permission_denied":
+    if isinstance(data, PermissionDeniedData):
         text += ". Do not retry; continue without this skill"
     return text

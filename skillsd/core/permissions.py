@@ -9,7 +9,13 @@ and ``git`` but neither ``gitk`` nor ``git status && rm -rf x``.
 Layers, first match wins: ``finalDeny``, ``memory`` (remembered decisions: this session's, then
 the persisted ``always`` ones), ``override``, ``deny``, ``allow`` (config rules, then the grants
 of skills loaded in the session), ``default``. Grants sit in ``allow``, below both deny layers,
-so a skill can never get past a deny.
+so a skill can never get past a deny. A matched rule is always reported as its author wrote it.
+
+Workspace trust (SPEC 15) is an input, as is each rule's origin: the user's config, the
+project's ``.agents/skillsd.toml``, a skill's grant. A project config only tightens: its
+``finalDeny`` and ``deny`` always apply, its ``defaultAction`` only when stricter, its
+``override`` never, its ``allow`` only once the repository is trusted. The caller splits the
+session's grants into those that count and those withheld (repo skills of an untrusted root).
 """
 
 from __future__ import annotations
@@ -18,22 +24,24 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, TypeVar
 
-if TYPE_CHECKING:
-    from skillsd.core.config import PermissionsConfig
+import msgspec
 
 __all__ = [
     "SKILL_LOAD",
     "Check",
     "Decision",
     "Glob",
+    "IgnoredRule",
     "Layer",
+    "PermissionsConfig",
     "Policy",
     "Rule",
     "RuleError",
     "evaluate",
     "parse_rule",
+    "remember_rule",
     "rule_problem",
     "skill_load_rule",
 ]
@@ -43,6 +51,8 @@ Layer = Literal["finalDeny", "memory", "override", "deny", "allow", "default"]
 #: Deny-like layers match a shell line if any of its commands matches; allow-like ones only if
 #: every command does (so chaining cannot smuggle an unapproved command past an allow rule).
 Polarity = Literal["any", "all"]
+
+_D = TypeVar("_D", bound=str)
 
 #: The tool skill loading is checked as; its input is the skill name.
 SKILL_LOAD = "skill_load"
@@ -285,36 +295,89 @@ def _parse_all(rules: Iterable[str]) -> tuple[Rule, ...]:
     return tuple(parse_rule(r) for r in rules)
 
 
+class PermissionsConfig(
+    msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=True, kw_only=True
+):
+    """The config file's ``[permissions]`` table as written (rules unparsed); hashable, so the
+    daemon keeps one parsed :class:`Policy` per distinct table."""
+
+    final_deny: tuple[str, ...] = ()
+    override: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    allow: tuple[str, ...] = ()
+    default_action: Literal["allow", "ask", "deny"] = "ask"
+
+
+#: How strict a default is: a project's ``defaultAction`` applies only when it ranks higher.
+_STRICTNESS: dict[Decision, int] = {"allow": 0, "ask": 1, "deny": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class IgnoredRule:
+    """A project config entry the policy does not apply: ``key`` is where it was written
+    (``permissions.allow``), ``until_trusted`` whether trusting the repository would apply it
+    (``allow``) or nothing would (``override``, a looser ``defaultAction``)."""
+
+    rule: str
+    key: str
+    until_trusted: bool
+
+
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """The configured rule lists (config ``[permissions]``), parsed."""
+    """The configured rule lists, parsed, by origin: the user's config merged with what the
+    project config may add (``finalDeny``, ``deny``, a stricter default); the project's
+    ``allow`` apart, applied only when the repository is trusted."""
 
     final_deny: tuple[Rule, ...] = ()
     override: tuple[Rule, ...] = ()
     deny: tuple[Rule, ...] = ()
     allow: tuple[Rule, ...] = ()
+    project_allow: tuple[Rule, ...] = ()
     default_action: Decision = "ask"
+    #: What the project config asked for and the policy does not grant.
+    ignored: tuple[IgnoredRule, ...] = ()
 
     @classmethod
-    def from_config(cls, config: PermissionsConfig) -> Policy:
-        """Parse a config table (its rules were validated when the file was read)."""
+    def from_config(
+        cls, user: PermissionsConfig, project: PermissionsConfig | None = None
+    ) -> Policy:
+        """Parse the user's and the project's tables (their rules were validated when the
+        files were read)."""
+        project = project or PermissionsConfig(default_action=user.default_action)
+        default: Decision = user.default_action
+        ignored = [IgnoredRule(r, "permissions.allow", True) for r in project.allow]
+        ignored += [IgnoredRule(r, "permissions.override", False) for r in project.override]
+        wanted = project.default_action
+        if _STRICTNESS[wanted] > _STRICTNESS[default]:
+            default = wanted
+        elif wanted != default:
+            ignored.append(IgnoredRule(f"defaultAction = {wanted!r}", "permissions", False))
         return cls(
-            final_deny=_parse_all(config.final_deny),
-            override=_parse_all(config.override),
-            deny=_parse_all(config.deny),
-            allow=_parse_all(config.allow),
-            default_action=config.default_action,
+            final_deny=_parse_all((*user.final_deny, *project.final_deny)),
+            override=_parse_all(user.override),
+            deny=_parse_all((*user.deny, *project.deny)),
+            allow=_parse_all(user.allow),
+            project_allow=_parse_all(project.allow),
+            default_action=default,
+            ignored=tuple(ignored),
         )
+
+    def ignored_now(self, trusted: bool) -> list[IgnoredRule]:
+        """The project entries not applied for a repository that is (not) ``trusted``."""
+        return [i for i in self.ignored if not (trusted and i.until_trusted)]
 
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """The outcome of a check: ``rule`` is set for every layer but ``default``."""
+    """The outcome of a check: ``rule`` is set for every layer but ``default``; ``withheld_by``
+    names the untrusted repo skills whose grant would have allowed the call."""
 
     decision: Decision
     layer: Layer
     rule: str | None = None
     granted_by: tuple[str, ...] | None = None
+    withheld_by: tuple[str, ...] | None = None
 
 
 def _first(rules: Iterable[Rule], tool: str, input: str | None, polarity: Polarity) -> Rule | None:
@@ -326,35 +389,37 @@ def evaluate(
     tool: str,
     input: str | None = None,
     *,
+    trusted: bool = False,
     session_memory: Mapping[str, Decision] | None = None,
     always: Mapping[str, Decision] | None = None,
     grants: Mapping[str, Sequence[str]] | None = None,
+    withheld_grants: Mapping[str, Sequence[str]] | None = None,
 ) -> Check:
     """Decide one call of ``tool`` with ``input``.
 
-    ``session_memory`` and ``always`` map canonical rule text to a remembered decision; for the
-    same rule the session's entry (the more recent, local answer) wins, and among different
-    matching remembered rules a deny beats an allow. ``grants`` maps a rule granted by loaded
-    skills to those skills' names. Malformed remembered or granted rules are ignored: they were
-    reported where they were written.
+    ``trusted`` is the trust of the request's repository: it decides whether the project's
+    ``allow`` rules count. ``session_memory`` and ``always`` map rules (as written) to a
+    remembered decision; for the same rule the session's entry (the more recent, local answer)
+    wins, and among different matching remembered rules a deny beats an allow. ``grants`` maps
+    a rule granted by loaded skills to those skills' names; ``withheld_grants`` the same for
+    grants of skills from untrusted repositories, which allow nothing and are reported as
+    ``withheld_by`` when the call falls to the default. Malformed remembered or granted rules
+    are ignored: they were reported where they were written.
     """
     hit = _first(policy.final_deny, tool, input, "any")
     if hit is not None:
         return Check("deny", "finalDeny", hit.text)
 
-    remembered = {**(always or {}), **(session_memory or {})}
+    remembered = _by_key(always, session_memory)
     if remembered:
         allowed: Rule | None = None
-        for text, decision in remembered.items():
-            rule = _try_parse(text)
-            if rule is None:
-                continue
+        for rule, decision in remembered:
             if decision == "deny" and rule.matches(tool, input, "any"):
-                return Check("deny", "memory", rule.key)
+                return Check("deny", "memory", rule.text)
             if decision == "allow" and allowed is None and rule.matches(tool, input, "all"):
                 allowed = rule
         if allowed is not None:
-            return Check("allow", "memory", allowed.key)
+            return Check("allow", "memory", allowed.text)
 
     hit = _first(policy.override, tool, input, "all")
     if hit is not None:
@@ -363,13 +428,44 @@ def evaluate(
     if hit is not None:
         return Check("deny", "deny", hit.text)
     hit = _first(policy.allow, tool, input, "all")
+    if hit is None and trusted:
+        hit = _first(policy.project_allow, tool, input, "all")
     if hit is not None:
         return Check("allow", "allow", hit.text)
+    matched = _granting(grants, tool, input)
+    if matched is not None:
+        return Check("allow", "allow", matched[0], matched[1])
+    withheld = _granting(withheld_grants, tool, input)
+    return Check(policy.default_action, "default", withheld_by=withheld and withheld[1])
+
+
+def _granting(
+    grants: Mapping[str, Sequence[str]] | None, tool: str, input: str | None
+) -> tuple[str, tuple[str, ...]] | None:
     for text, names in (grants or {}).items():
         rule = _try_parse(text)
         if rule is not None and rule.matches(tool, input, "all"):
-            return Check("allow", "allow", text, tuple(names))
-    return Check(policy.default_action, "default")
+            return text, tuple(names)
+    return None
+
+
+def _by_key(*memories: Mapping[str, Decision] | None) -> list[tuple[Rule, Decision]]:
+    """Remembered decisions, one per canonical rule; a later mapping wins for the same rule."""
+    merged: dict[str, tuple[Rule, Decision]] = {}
+    for memory in memories:
+        for text, decision in (memory or {}).items():
+            rule = _try_parse(text)
+            if rule is not None:
+                merged[rule.key] = (rule, decision)
+    return list(merged.values())
+
+
+def remember_rule(memory: dict[str, _D], rule: Rule, decision: _D) -> None:
+    """Record ``decision`` for ``rule`` in ``memory`` under the rule as written, replacing an
+    earlier decision for the same rule however it was spelled."""
+    for text in [t for t in memory if (r := _try_parse(t)) is not None and r.key == rule.key]:
+        del memory[text]
+    memory[rule.text] = decision
 
 
 def _try_parse(text: str) -> Rule | None:

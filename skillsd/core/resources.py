@@ -14,9 +14,17 @@ import stat
 from typing import Literal, NamedTuple
 
 from skillsd.core import limits
-from skillsd.core.errors import SkillsdError
-from skillsd.core.frontmatter import FrontmatterError, locate_frontmatter
+from skillsd.core.bounded_read import NotRegularFile, read_regular_file
+from skillsd.core.errors import InvalidParamsData, SkillFileTooLargeData, SkillsdError
+from skillsd.core.frontmatter import FrontmatterError, body_text, locate_frontmatter
+from skillsd.core.skillfile import SKILL_FILE
 from skillsd_protocol import Diagnostic
+from skillsd_protocol.errors import (
+    InvalidSkillData,
+    PathNotAllowedData,
+    ResourceNotFoundData,
+    SkillNotFoundData,
+)
 from skillsd_protocol.messages import ReadFileResult
 
 __all__ = [
@@ -26,7 +34,6 @@ __all__ = [
     "read_skill_file_content",
 ]
 
-SKILL_FILE = "SKILL.md"
 Encoding = Literal["utf-8", "base64"]
 
 
@@ -117,59 +124,53 @@ def read_skill_file_content(
     replaced (U+FFFD) rather than failing the load: discovery only checked the frontmatter.
     """
     try:
-        fd = os.open(skill_md_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        read = read_regular_file(skill_md_path, max_bytes)
     except FileNotFoundError:
         raise SkillsdError(
-            "skill_not_found",
             f"{skill_md_path}: SKILL.md no longer exists",
-            path=skill_md_path,
-            suggestions=[],
+            SkillNotFoundData(path=skill_md_path, suggestions=[]),
+        ) from None
+    except NotRegularFile:
+        raise SkillsdError(
+            f"{skill_md_path}: SKILL.md is not a regular file",
+            InvalidSkillData(path=skill_md_path, diagnostics=[]),
         ) from None
     except OSError as exc:
         raise SkillsdError(
-            "resource_not_found",
             f"{skill_md_path}: cannot open SKILL.md: {exc.strerror}",
-            path=skill_md_path,
+            ResourceNotFoundData(path=skill_md_path),
         ) from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise SkillsdError(
-                "invalid_skill",
-                f"{skill_md_path}: SKILL.md is not a regular file",
-                path=skill_md_path,
-                diagnostics=[],
-            )
-        data = f.read(max_bytes + 1)
-    if len(data) > max_bytes:
+    data = read.data
+    if read.over_cap:
         raise SkillsdError(
-            "too_large",
             f"{skill_md_path}: SKILL.md is larger than {max_bytes} bytes",
-            path=skill_md_path,
-            limit=max_bytes,
+            SkillFileTooLargeData(path=skill_md_path, limit=max_bytes),
         )
     try:
         located = locate_frontmatter(data, at_eof=True, limit=len(data) + 1)
     except FrontmatterError as exc:
         diag = Diagnostic(severity="error", code=exc.code, message=exc.message, path=skill_md_path)
         raise SkillsdError(
-            "invalid_skill",
             f"{skill_md_path}: {exc.message}",
-            path=skill_md_path,
-            diagnostics=[diag],
+            InvalidSkillData(path=skill_md_path, diagnostics=[diag]),
         ) from None
     assert located is not None  # at_eof: the frontmatter is found or an error is raised
     start = 3 if data.startswith(codecs.BOM_UTF8) else 0
     text = data[start:].decode("utf-8", errors="replace").replace("\r\n", "\n")
-    body = data[located.body_offset :].decode("utf-8", errors="replace").replace("\r\n", "\n")
-    return SkillFileContent(text=text, body=body)
+    return SkillFileContent(text=text, body=body_text(data, located))
 
 
 # -- readFile --------------------------------------------------------------------------------
 
 
 def _refuse(file: str, reason: str) -> SkillsdError:
-    return SkillsdError("path_not_allowed", f"{file!r}: {reason}", file=file)
+    return SkillsdError(f"{file!r}: {reason}", PathNotAllowedData(file=file))
+
+
+def _missing(file: str, skill_dir: str) -> SkillsdError:
+    return SkillsdError(
+        f"{file!r}: no such file in skill directory {skill_dir}", ResourceNotFoundData(file=file)
+    )
 
 
 def _check_relative(file: str) -> list[str]:
@@ -216,24 +217,22 @@ def read_resource(
     """
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise SkillsdError(
-            "invalid_params",
             f"offset must be a non-negative integer, got {offset!r}",
-            field="offset",
+            InvalidParamsData(field="offset"),
         )
     if length is not None and (
         isinstance(length, bool) or not isinstance(length, int) or length < 0
     ):
         raise SkillsdError(
-            "invalid_params",
             f"length must be a non-negative integer, got {length!r}",
-            field="length",
+            InvalidParamsData(field="length"),
         )
     parts = _check_relative(file)
     try:
         real_root = os.path.realpath(skill_dir, strict=True)
     except OSError:
         raise SkillsdError(
-            "resource_not_found", f"skill directory {skill_dir} no longer exists", file=file
+            f"skill directory {skill_dir} no longer exists", ResourceNotFoundData(file=file)
         ) from None
     real = os.path.realpath(os.path.join(real_root, *parts))
     if real == real_root:
@@ -243,11 +242,7 @@ def read_resource(
     try:
         st = os.stat(real)
     except (FileNotFoundError, NotADirectoryError):
-        raise SkillsdError(
-            "resource_not_found",
-            f"{file!r}: no such file in skill directory {skill_dir}",
-            file=file,
-        ) from None
+        raise _missing(file, skill_dir) from None
     except OSError as exc:
         raise _refuse(file, f"cannot be read ({exc.strerror})") from None
     if stat.S_ISDIR(st.st_mode):
@@ -260,11 +255,7 @@ def read_resource(
         # O_NOFOLLOW: `real` has no symlinks left, so one appearing now is a swap; refuse it.
         fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise SkillsdError(
-            "resource_not_found",
-            f"{file!r}: no such file in skill directory {skill_dir}",
-            file=file,
-        ) from None
+        raise _missing(file, skill_dir) from None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _refuse(file, "changed into a symlink while being opened") from None

@@ -16,7 +16,10 @@ Score scale (a float; higher is better; the bands never overlap):
 Relevance is BM25F over three fields weighted name > tags > description. Tokens are
 NFKC-normalised, casefolded runs of letters/digits (combining marks kept inside a word);
 Han/Hiragana/Katakana runs, which are written without spaces, become overlapping character
-bigrams. A hyphenated name yields its parts plus the parts joined (``web-app`` -> ``web``,
+bigrams. Relevance compares word stems (:func:`stem`, a light English suffix stripper), so
+``migration`` finds "migrations" and ``deploy`` finds "deploying".
+
+A hyphenated name yields its parts plus the parts joined (``web-app`` -> ``web``,
 ``app``, ``webapp``). Name tokens are also matched approximately, at a lower weight: within
 Damerau (optimal string alignment) distance 1 for query tokens of >= 4 characters, 2 for >= 8,
 and as a prefix for query tokens of >= 3 characters.
@@ -36,17 +39,20 @@ from array import array
 from collections.abc import Collection, Iterable, Sequence
 from typing import Final
 
+import msgspec
+
 from skillsd.core import limits
-from skillsd.core.errors import SkillsdError
+from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.name_distance import edit_distance
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import SearchHit, SearchReason, SearchResult
 from skillsd_protocol.model import SCOPE_ORDER
 
 __all__ = [
     "SearchIndex",
-    "edit_distance",
     "normalize_text",
     "parse_tags",
+    "stem",
     "tokenize",
 ]
 
@@ -121,6 +127,54 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
+_VOWELS: Final = frozenset("aeiouy")
+#: Shortest stem a suffix may leave: "using" stays, "tests" becomes "test".
+_MIN_STEM: Final = 3
+
+
+def _strip(word: str, suffix: str) -> str | None:
+    """``word`` without ``suffix`` when a real stem (with a vowel) remains, else None."""
+    if not word.endswith(suffix):
+        return None
+    base = word[: len(word) - len(suffix)]
+    if len(base) < _MIN_STEM or not _VOWELS.intersection(base):
+        return None
+    return base
+
+
+def stem(token: str) -> str:
+    """A light English stem of a lowercase ASCII token; other tokens are returned unchanged.
+
+    Plurals, ``-ing``, ``-ed`` and ``-ation`` go, then a final ``e``; a doubled final consonant
+    left by ``-ing``/``-ed`` is undoubled. So migration, migrations, migrate, migrating and
+    migrated all become ``migrat``; deploy, deploys, deploying and deployed ``deploy``. Both
+    the index and the query use it, so agreement matters more than linguistic accuracy.
+    """
+    if len(token) <= _MIN_STEM or not token.isascii() or not token.isalpha():
+        return token
+    word = token
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        base = _strip(word, suffix)
+        if base is not None:
+            if len(base) > _MIN_STEM and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]  # running -> run, mapped -> map
+            word = base
+            break
+    else:
+        base = _strip(word, "ation")
+        if base is not None:
+            word = base + "at"
+    if word.endswith("e") and len(word) > _MIN_STEM + 1:
+        word = word[:-1]
+    return word
+
+
 def _name_tokens(name: str) -> tuple[list[str], str | None]:
     """The name's tokens, plus its parts joined (``webapp``) when it has several parts."""
     parts = tokenize(name)
@@ -139,31 +193,6 @@ def parse_tags(skill: SkillMetadata) -> frozenset[str]:
     return frozenset(t for t in (normalize_text(p).strip() for p in raw.split(",")) if t)
 
 
-def edit_distance(a: str, b: str, max_distance: int) -> int:
-    """Optimal-string-alignment (Damerau) distance, or ``max_distance + 1`` once it is exceeded."""
-    if abs(len(a) - len(b)) > max_distance:
-        return max_distance + 1
-    if a == b:
-        return 0
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        row_min = i
-        ai = a[i - 1]
-        for j in range(1, len(b) + 1):
-            cost = 0 if ai == b[j - 1] else 1
-            v = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-            if i > 1 and j > 1 and ai == b[j - 2] and a[i - 2] == b[j - 1]:
-                v = min(v, prev2[j - 2] + 1)
-            cur[j] = v
-            row_min = min(row_min, v)
-        if row_min > max_distance:
-            return max_distance + 1
-        prev2, prev = prev, cur
-    return min(prev[len(b)], max_distance + 1)
-
-
 def _max_typos(token: str) -> int:
     n = len(token)
     return 2 if n >= 8 else 1 if n >= 4 else 0
@@ -176,6 +205,14 @@ def _deletes(token: str, depth: int) -> set[str]:
         frontier = {s[:i] + s[i + 1 :] for s in frontier for i in range(len(s))}
         found |= frontier
     return found
+
+
+def _stemmed(token: str, stems: dict[str, str]) -> str:
+    """``stem(token)``, computed once per distinct token (and the same string every time)."""
+    got = stems.get(token)
+    if got is None:
+        got = stems[token] = stem(token)
+    return got
 
 
 def _path_key(path: str) -> str:
@@ -251,6 +288,10 @@ class SearchIndex:
         # Pass 1: tokens per field (interned, so repeated words share one string), document
         # frequencies and field lengths.
         interned: dict[str, str] = {}
+        #: Token -> its stem (shared strings): the relevance postings are keyed by stems.
+        stems: dict[str, str] = {}
+        #: Name tokens as written: typo and prefix matching works on those, not on stems.
+        raw_names: list[list[str]] = []
         doc_tokens: list[tuple[list[str], list[str], list[str]]] = []
         lengths = [0, 0, 0]
         df: dict[str, int] = {}
@@ -271,14 +312,15 @@ class SearchIndex:
             if joined is not None:
                 joined_names.add(joined)
             fields = (
-                [interned.setdefault(t, t) for t in name_tokens],
-                [interned.setdefault(t, t) for tag in sorted(tags) for t in tokenize(tag)],
-                [interned.setdefault(t, t) for t in tokenize(skill.description)],
+                [_stemmed(t, stems) for t in name_tokens],
+                [_stemmed(t, stems) for tag in sorted(tags) for t in tokenize(tag)],
+                [_stemmed(t, stems) for t in tokenize(skill.description)],
             )
+            raw_names.append([interned.setdefault(t, t) for t in name_tokens])
             doc_tokens.append(fields)
             for k in range(3):
                 lengths[k] += len(fields[k])
-            for term in set(fields[0]):
+            for term in set(raw_names[-1]):
                 name_df[term] = name_df.get(term, 0) + 1
             for term in set(fields[0]).union(fields[1], fields[2]):
                 df[term] = df.get(term, 0) + 1
@@ -311,15 +353,17 @@ class SearchIndex:
                 cursor[tid] = pos + 1
                 self._postings.docs[pos] = i
                 self._postings.weights[pos] = idf * value / (_K1 + value)
-            for term in set(fields[0]):
-                value = fields[0].count(term) * norms[0]
-                idf = math.log(1.0 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            names_as_written = raw_names[i]
+            for term in set(names_as_written):
+                value = names_as_written.count(term) * norms[0]
+                term_df = df[stems[term]]
+                idf = math.log(1.0 + (n - term_df + 0.5) / (term_df + 0.5))
                 tid = self._name_postings.terms[term]
                 pos = name_cursor[tid]
                 name_cursor[tid] = pos + 1
                 self._name_postings.docs[pos] = i
                 self._name_postings.weights[pos] = idf * value / (_K1 + value)
-        del doc_tokens
+        del doc_tokens, raw_names, stems
 
         self._name_vocab = sorted(name_df)
         # Symmetric-delete index for typo matching: each name token is filed under its
@@ -354,6 +398,7 @@ class SearchIndex:
         tags: Iterable[str] | None = None,
         cwd: str | None = None,
         disabled_ids: Collection[str] = (),
+        include_disabled: bool = False,
         default_limit: int = limits.DEFAULT_SEARCH_LIMIT,
         max_limit: int = limits.MAX_SEARCH_LIMIT,
     ) -> SearchResult:
@@ -361,20 +406,21 @@ class SearchIndex:
 
         ``limit`` defaults to ``default_limit`` and is clamped to ``max_limit``; a limit below 1
         is an ``invalid_params`` error. ``tags`` keeps skills carrying any of them (an empty list
-        filters nothing). ``cwd`` anchors a relative path query.
+        filters nothing). ``cwd`` anchors a relative path query. Disabled skills (and those in
+        ``disabled_ids``) are left out unless ``include_disabled``; then they come back marked
+        ``enabled: false``, so a UI can find them to enable them again.
         """
         if limit is None:
             limit = default_limit
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise SkillsdError(
-                "invalid_params", f"limit must be a positive integer, got {limit!r}", field="limit"
+                f"limit must be a positive integer, got {limit!r}", InvalidParamsData(field="limit")
             )
         limit = min(limit, max_limit)
         if scope is not None and scope not in SCOPE_ORDER:
             raise SkillsdError(
-                "invalid_params",
                 f"scope must be one of {', '.join(SCOPE_ORDER)}, got {scope!r}",
-                field="scope",
+                InvalidParamsData(field="scope"),
             )
         wanted_tags = frozenset(t for t in (normalize_text(x).strip() for x in tags or ()) if t)
         skills, tie, tag_sets = self.skills, self._tie_rank, self._tags
@@ -382,16 +428,24 @@ class SearchIndex:
         def passes(i: int) -> bool:
             skill = skills[i]
             return (
-                skill.enabled
-                and not (disabled_ids and skill.id in disabled_ids)
+                (
+                    include_disabled
+                    or (skill.enabled and not (disabled_ids and skill.id in disabled_ids))
+                )
                 and (scope is None or skill.scope == scope)
                 and (not wanted_tags or not tag_sets.get(i, _NO_TAGS).isdisjoint(wanted_tags))
             )
 
+        def shown(i: int) -> SkillMetadata:
+            skill = skills[i]
+            if disabled_ids and skill.enabled and skill.id in disabled_ids:
+                return msgspec.structs.replace(skill, enabled=False)
+            return skill
+
         stripped = query.strip()
         if not stripped:  # every skill that passes the filters, in tie order
             ids = sorted((i for i in range(len(skills)) if passes(i)), key=tie.__getitem__)
-            hits = [SearchHit(skill=skills[i], score=0.0, reason="token_overlap") for i in ids]
+            hits = [SearchHit(skill=shown(i), score=0.0, reason="token_overlap") for i in ids]
             return SearchResult(results=hits[:limit], count=len(ids), truncated=len(ids) > limit)
 
         # The three exact bands hold few skills; relevance may hold most of the catalog, so it
@@ -415,13 +469,13 @@ class SearchIndex:
         rel_ids.sort(key=lambda i: (-relevance[i], tie[i]))
 
         hits = [
-            SearchHit(skill=skills[i], score=score, reason=reason) for score, i, reason in strong
+            SearchHit(skill=shown(i), score=score, reason=reason) for score, i, reason in strong
         ]
         for i in rel_ids[:need]:
             s = relevance[i]
             hits.append(
                 SearchHit(
-                    skill=skills[i],
+                    skill=shown(i),
                     score=min(round(s / (1.0 + s), 6), 0.999999),
                     reason="token_overlap",
                 )
@@ -457,8 +511,11 @@ class SearchIndex:
     def _relevance(self, tokens: list[str]) -> dict[int, float]:
         """Raw BM25F sums per matching skill (exact tokens, plus approximate name matches)."""
         total: dict[int, float] = {}
-        for token in dict.fromkeys(tokens):
-            post = self._postings.get(token)
+        by_stem: dict[str, str] = {}
+        for token in tokens:
+            by_stem.setdefault(stem(token), token)  # one word form counts once
+        for token_stem, token in by_stem.items():
+            post = self._postings.get(token_stem)
             approx = self._approximate_name_terms(token)
             docs: Iterable[int]
             weights: Iterable[float]

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 from skillsd.core.errors import SkillsdError
 from skillsd_protocol import SkillMetadata
+from skillsd_protocol.errors import SessionNotFoundData
 from skillsd_protocol.messages import Grant, LoadedSkill, SessionInfo
+
+__all__ = ["Session", "SessionStore"]
 
 
 @dataclass(slots=True)
@@ -27,9 +31,10 @@ class Session:
     loaded: dict[str, LoadedSkill] = field(default_factory=dict)
     #: skill id -> enabled, for ``skills.setEnabled {persist: "session"}``.
     enabled_overrides: dict[str, bool] = field(default_factory=dict)
-    #: rule -> how many loaded skills grant it; skill path -> the rules it granted.
+    #: rule -> how many loaded skills grant it; skill path -> (its name, the rules it granted,
+    #: its repository root for a repo-scope skill, whose grants count only while trusted).
     _grant_counts: Counter[str] = field(default_factory=Counter)
-    _granted_by: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    _granted_by: dict[str, tuple[str, tuple[str, ...], str | None]] = field(default_factory=dict)
     #: canonical rule -> decision remembered with ``permissions.remember {persist: "session"}``.
     remembered: dict[str, Literal["allow", "deny"]] = field(default_factory=dict)
 
@@ -38,14 +43,16 @@ class Session:
         seen = self.loaded.get(skill.path)
         return seen is not None and seen.mtime_ms == skill.mtime_ms
 
-    def record_load(self, skill: SkillMetadata) -> None:
-        """Remember that ``skill`` (this version) was sent, and take its grants."""
+    def record_load(self, skill: SkillMetadata, repo_root: str | None = None) -> None:
+        """Remember that ``skill`` (this version) was sent, and take its grants; a repo-scope
+        skill's grants are tied to ``repo_root`` (the catalog's), trusted or not (SPEC 15)."""
         self.loaded[skill.path] = LoadedSkill(
             id=skill.id, name=skill.name, path=skill.path, mtime_ms=skill.mtime_ms
         )
         self._release(skill.path)
         rules = tuple(dict.fromkeys(skill.allowed_tools or ()))
-        self._granted_by[skill.path] = (skill.name, rules)
+        origin = repo_root if skill.scope == "repo" else None
+        self._granted_by[skill.path] = (skill.name, rules, origin)
         self._grant_counts.update(rules)
 
     def unload(self, skill: SkillMetadata) -> tuple[bool, list[str]]:
@@ -62,13 +69,19 @@ class Session:
         gone = [path for path, rec in self.loaded.items() if rec.id not in keep]
         return [self.loaded.pop(path).id for path in gone]
 
-    def grants(self) -> dict[str, list[str]]:
-        """rule -> names of the loaded skills granting it."""
-        out: dict[str, list[str]] = {}
-        for name, rules in self._granted_by.values():
+    def grants(
+        self, trusted: Callable[[str], bool] | None = None
+    ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """(rule -> names of the loaded skills granting it, the same for grants withheld):
+        a repo skill's grants are withheld unless ``trusted(its repository root)``; with no
+        ``trusted``, none are."""
+        granted: dict[str, list[str]] = {}
+        withheld: dict[str, list[str]] = {}
+        for name, rules, root in self._granted_by.values():
+            counts = root is None or (trusted is not None and trusted(root))
             for rule in rules:
-                out.setdefault(rule, []).append(name)
-        return out
+                (granted if counts else withheld).setdefault(rule, []).append(name)
+        return granted, withheld
 
     def close(self) -> list[str]:
         """End the session: forget what it loaded and remembered; returns the revoked rules."""
@@ -78,17 +91,19 @@ class Session:
         self.enabled_overrides.clear()
         return revoked
 
-    def info(self) -> SessionInfo:
+    def info(self, trusted: Callable[[str], bool] | None = None) -> SessionInfo:
+        granted, withheld = self.grants(trusted)
         return SessionInfo(
             id=self.id,
             cwd=self.cwd,
             loaded=list(self.loaded.values()),
-            grants=[Grant(rule=r, granted_by=by) for r, by in self.grants().items()],
+            grants=[Grant(rule=r, granted_by=by) for r, by in granted.items()],
+            withheld_grants=[Grant(rule=r, granted_by=by) for r, by in withheld.items()],
         )
 
     def _release(self, path: str) -> list[str]:
         revoked = []
-        for rule in self._granted_by.pop(path, ("", ()))[1]:
+        for rule in self._granted_by.pop(path, ("", (), None))[1]:
             self._grant_counts[rule] -= 1
             if self._grant_counts[rule] <= 0:
                 del self._grant_counts[rule]
@@ -117,9 +132,8 @@ class SessionStore:
             return self._sessions[session_id]
         except KeyError:
             raise SkillsdError(
-                "session_not_found",
                 f"No open session {session_id!r}: open it with session.open first.",
-                sessionId=session_id,
+                SessionNotFoundData(session_id=session_id),
             ) from None
 
     def close(self, session_id: str) -> list[str]:

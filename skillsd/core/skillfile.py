@@ -9,12 +9,13 @@ bytes already in memory, for tests, fuzzers and callers that read the file thems
 from __future__ import annotations
 
 import os
-import stat as stat_mod
 from typing import Literal
 
 import msgspec
 
 from skillsd.core import limits
+from skillsd.core.bounded_read import NotRegularFile, open_regular_file, read_at_most
+from skillsd.core.file_version import StatKey
 from skillsd.core.frontmatter import (
     FrontmatterError,
     decode_frontmatter,
@@ -27,6 +28,7 @@ from skillsd.core.validation import Mode, SkillFields, validate_fields
 from skillsd_protocol import Diagnostic
 
 __all__ = [
+    "SKILL_FILE",
     "Mode",
     "ParsedSkillFile",
     "SkillFields",
@@ -35,15 +37,8 @@ __all__ = [
     "read_skill_file",
 ]
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
-class StatKey(msgspec.Struct, frozen=True, array_like=True):
-    """What identifies a version of a file on disk: a change in any part means re-parse."""
-
-    mtime_ns: int
-    size: int
-    ino: int
+#: The file that makes a directory a skill.
+SKILL_FILE = "SKILL.md"
 
 
 class ParsedSkillFile(msgspec.Struct, kw_only=True):
@@ -216,31 +211,14 @@ def parse_skill_bytes(
 def _read_prefix(fd: int, size: int, read_body: bool) -> bytes:
     """Read what parsing needs: the frontmatter (bounded), or the whole file up to 1 MiB."""
     if read_body:
-        want = limits.MAX_SKILL_FILE_BYTES
-        chunks: list[bytes] = []
-        got = 0
-        while got < want:
-            chunk = os.read(fd, want - got)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
+        return read_at_most(fd, limits.MAX_SKILL_FILE_BYTES)
     data = os.read(fd, limits.FIRST_READ_BYTES)
     if len(data) < limits.FIRST_READ_BYTES or len(data) >= size:
         return data
     if locate_frontmatter(data, at_eof=False) is not None:
         return data
     # The closing line is further on: read up to the bound in one go.
-    parts = [data]
-    got = len(data)
-    while got < limits.MAX_FRONTMATTER_BYTES:
-        chunk = os.read(fd, limits.MAX_FRONTMATTER_BYTES - got)
-        if not chunk:
-            break
-        parts.append(chunk)
-        got += len(chunk)
-    return b"".join(parts)
+    return data + read_at_most(fd, limits.MAX_FRONTMATTER_BYTES - len(data))
 
 
 def read_skill_file(
@@ -262,20 +240,19 @@ def read_skill_file(
     if dir_name is None:
         dir_name = _default_dir_name(path)
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        fd, st = open_regular_file(path)
     except FileNotFoundError:
         return _failed(
             path, None, "file.missing", "SKILL.md does not exist (removed while scanning?)"
         )
+    except NotRegularFile as exc:
+        return _failed(path, exc.key, "file.not_regular", "SKILL.md is not a regular file")
     except OSError as exc:
         return _failed(path, None, "file.unreadable", f"cannot open SKILL.md: {exc.strerror}")
     except ValueError:  # a NUL byte in the path
         return _failed(path, None, "file.unreadable", "cannot open SKILL.md: invalid path")
+    key = StatKey.of(st)
     try:
-        st = os.fstat(fd)
-        key = StatKey(st.st_mtime_ns, st.st_size, st.st_ino)
-        if not stat_mod.S_ISREG(st.st_mode):
-            return _failed(path, key, "file.not_regular", "SKILL.md is not a regular file")
         try:
             data = _read_prefix(fd, st.st_size, read_body)
         except OSError as exc:

@@ -1,4 +1,5 @@
-"""The user's persistent state: disabled skills and ``always`` permission decisions (SPEC 8).
+"""The user's persistent state: disabled skills, ``always`` permission decisions (SPEC 8) and
+workspace trust decisions (SPEC 15).
 
 One JSON file, ``state.json`` in ``platformdirs.user_state_dir("skillsd")`` (``$XDG_STATE_HOME``
 is honoured there). Every change is a read-modify-write under an ``flock`` (several daemons may
@@ -21,8 +22,13 @@ from typing import IO, Literal
 import msgspec
 import platformdirs
 
+from skillsd.core import limits
+from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.errors import SkillsdError
+from skillsd.core.file_version import StatKey, stat_key
+from skillsd.core.permissions import parse_rule, remember_rule
 from skillsd_protocol import Diagnostic
+from skillsd_protocol.errors import StateUnreadableData, StateWriteFailedData
 
 __all__ = [
     "STATE_FILE",
@@ -44,11 +50,13 @@ OpenTemp = Callable[[str], IO[bytes]]
 
 class StateData(msgspec.Struct, kw_only=True):
     """The file's content. ``disabled`` holds real ``SKILL.md`` paths (ids and skill dirs are
-    understood too, for hand-edited files); ``permissions`` maps canonical rules to decisions."""
+    understood too, for hand-edited files); ``permissions`` maps rules (as the user wrote them)
+    to decisions; ``trust`` maps real repository roots to the user's trust decision."""
 
     version: int = STATE_VERSION
     disabled: list[str] = msgspec.field(default_factory=list)
     permissions: dict[str, Remembered] = msgspec.field(default_factory=dict)
+    trust: dict[str, bool] = msgspec.field(default_factory=dict)
 
 
 def default_state_path() -> str:
@@ -92,9 +100,8 @@ def atomic_write(path: str, data: bytes, *, open_temp: OpenTemp = _open_exclusiv
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise SkillsdError(
-            "state_write_failed",
             f"{path}: could not save state: {_reason(exc)}; the previous state is unchanged",
-            path=path,
+            StateWriteFailedData(path=path),
         ) from None
     # The rename is durable only once the directory entry is; some filesystems cannot fsync a
     # directory, and by now the new state is in place either way.
@@ -104,17 +111,6 @@ def atomic_write(path: str, data: bytes, *, open_temp: OpenTemp = _open_exclusiv
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
-
-
-_Signature = tuple[int, int, int] | None
-
-
-def _signature(path: str) -> _Signature:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
 class StateStore:
@@ -128,7 +124,7 @@ class StateStore:
     def __init__(self, path: str, *, open_temp: OpenTemp = _open_exclusive) -> None:
         self.path = path
         self._open_temp = open_temp
-        self._cached: tuple[_Signature, StateData, Diagnostic | None] | None = None
+        self._cached: tuple[StatKey | None, StateData, Diagnostic | None] | None = None
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -143,19 +139,23 @@ class StateStore:
 
     def changed(self) -> bool:
         """True when the file changed since it was last read here."""
-        return self._cached is None or self._cached[0] != _signature(self.path)
+        return self._cached is None or self._cached[0] != stat_key(self.path)
 
     def disabled(self) -> frozenset[str]:
         """What the user disabled (real ``SKILL.md`` paths, ids or skill dirs)."""
         return frozenset(self.read().disabled)
 
     def always(self) -> dict[str, Remembered]:
-        """Decisions remembered with ``persist: "always"`` (canonical rule -> decision)."""
+        """Decisions remembered with ``persist: "always"`` (rule as written -> decision)."""
         return dict(self.read().permissions)
+
+    def trust_decisions(self) -> dict[str, bool]:
+        """The user's trust decisions (real repository root -> trusted)."""
+        return dict(self.read().trust)
 
     def _current(self) -> tuple[StateData, Diagnostic | None]:
         cached = self._cached
-        signature = _signature(self.path)
+        signature = stat_key(self.path)
         if cached is None or cached[0] != signature:
             cached = (signature, *self._load())
             self._cached = cached
@@ -163,12 +163,16 @@ class StateStore:
 
     def _load(self) -> tuple[StateData, Diagnostic | None]:
         try:
-            with open(self.path, "rb") as fh:
-                raw = fh.read()
+            read = read_regular_file(self.path, limits.MAX_STATE_FILE_BYTES)
         except FileNotFoundError:
             return StateData(), None
-        except OSError as exc:
+        except OSError as exc:  # NotRegularFile too: a FIFO here must not hang the daemon
             return StateData(), self._diagnostic(f"cannot read the state file: {_reason(exc)}")
+        if read.over_cap:
+            return StateData(), self._diagnostic(
+                f"the state file is larger than {limits.MAX_STATE_FILE_BYTES} bytes"
+            )
+        raw = read.data
         try:
             data = msgspec.json.decode(raw, type=StateData)
         except msgspec.DecodeError as exc:
@@ -203,11 +207,21 @@ class StateStore:
 
         self._update(change)
 
-    def remember(self, rule_key: str, decision: Remembered) -> None:
-        """Persist a decision for a canonical rule (replacing an earlier one for that rule)."""
+    def remember(self, rule_text: str, decision: Remembered) -> None:
+        """Persist a decision for a rule, kept as written (replacing an earlier one for the
+        same rule, however it was spelled)."""
+        rule = parse_rule(rule_text)
 
         def change(data: StateData) -> None:
-            data.permissions[rule_key] = decision
+            remember_rule(data.permissions, rule, decision)
+
+        self._update(change)
+
+    def set_trust(self, root: str, trusted: bool) -> None:
+        """Persist the user's trust decision for a real repository root."""
+
+        def change(data: StateData) -> None:
+            data.trust[root] = trusted
 
         self._update(change)
 
@@ -218,21 +232,20 @@ class StateStore:
             data, problem = self._current()
             if problem is not None:
                 raise SkillsdError(
-                    "state_unreadable",
-                    f"{self.path}: {problem.message}",
-                    path=self.path,
+                    f"{self.path}: {problem.message}", StateUnreadableData(path=self.path)
                 )
             # A copy: the cached state must stay as on disk if the write fails.
             data = StateData(
                 version=data.version,
                 disabled=list(data.disabled),
                 permissions=dict(data.permissions),
+                trust=dict(data.trust),
             )
             change(data)
             encoded = msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"
             self._remove_stale_temps()
             atomic_write(self.path, encoded, open_temp=self._open_temp)
-            self._cached = (_signature(self.path), data, None)
+            self._cached = (stat_key(self.path), data, None)
 
     @contextlib.contextmanager
     def _locked_file(self) -> Iterator[None]:
@@ -242,10 +255,9 @@ class StateStore:
             fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise SkillsdError(
-                "state_write_failed",
                 f"{self.path}: could not save state: {_reason(exc)}; the previous state is "
                 "unchanged",
-                path=self.path,
+                StateWriteFailedData(path=self.path),
             ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import importlib.util
 import logging
 import os
 import sys
@@ -24,7 +25,8 @@ __all__ = ["TEST_HOOKS_ENV", "build_router", "run"]
 
 log = logging.getLogger("skillsd.daemon")
 
-#: ``SKILLSD_TEST_HOOKS=1`` adds the ``_test.*`` methods (see `skillsd.daemon.test_hooks`).
+#: ``SKILLSD_TEST_HOOKS=<path of a .py file>`` adds the methods its ``register(router)`` adds: the
+#: test suite's ``_test.*`` methods (``tests/daemon/hook_methods.py``), never shipped.
 TEST_HOOKS_ENV = "SKILLSD_TEST_HOOKS"
 
 _WORKER_PREFIX = "skillsd-worker"
@@ -41,11 +43,19 @@ def build_router(services: Services | None = None) -> Router:
     router = Router()
     lifecycle.register(router)
     handlers.register(router, services or Services.create())
-    if os.environ.get(TEST_HOOKS_ENV) == "1":
-        from skillsd.daemon import test_hooks
-
-        test_hooks.register(router)
+    if hooks := os.environ.get(TEST_HOOKS_ENV):
+        _load_module(hooks).register(router)
     return router
+
+
+def _load_module(path: str) -> Any:
+    spec = importlib.util.spec_from_file_location("skillsd_test_hooks", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{TEST_HOOKS_ENV}={path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # msgspec resolves the Structs' annotations through it
+    spec.loader.exec_module(module)
+    return module
 
 
 def run(main: Coroutine[Any, Any, int]) -> int:

@@ -20,10 +20,11 @@ from typing import Literal, Protocol
 from skillsd.core import limits
 from skillsd.core.catalog import Catalog, build_catalog, diff_catalogs, refresh_catalog
 from skillsd.core.config import Config
-from skillsd.core.discovery import RootPlan, compute_roots, nearest_existing_ancestor
+from skillsd.core.discovery import RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.search import SearchIndex
-from skillsd.daemon.watcher import Subscription, WatchService, WatchTarget
+from skillsd.core.watch_plan import watch_plan
+from skillsd.daemon.watcher import Subscription, WatchService
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
 
 log = logging.getLogger(__name__)
@@ -95,12 +96,17 @@ class CatalogCache:
     def entry_for(self, cwd: str, extra_roots: tuple[str, ...] = ()) -> CachedCatalog:
         """The cache entry for a cwd (created empty on first use)."""
         real_cwd = os.path.realpath(cwd)
-        config, _sources, _ = self.configs.for_cwd(real_cwd)
+        config, _sources, repo_root = self.configs.for_cwd(real_cwd)
         key: CacheKey = (real_cwd, extra_roots, config)
         entry = self._entries.get(key)
         if entry is None:
             plan = compute_roots(
-                real_cwd, config, home=self._home, env=self._env, client_extra_roots=extra_roots
+                real_cwd,
+                config,
+                home=self._home,
+                env=self._env,
+                client_extra_roots=extra_roots,
+                repo_root=repo_root,
             )
             entry = CachedCatalog(key=key, plan=plan)
             # A config edit makes a new entry for the same cwd: retire the old one (its watches,
@@ -191,7 +197,8 @@ class CatalogCache:
             progress(f"{len(catalog.skills)} skills, {len(catalog.errors)} invalid", 100.0)
         if previous is not None:
             diff = diff_catalogs(previous, catalog)
-            if diff:
+            # Also when only errors[] or diagnostics[] changed (a new broken SKILL.md): SPEC 9.
+            if diff or catalog.generation > previous.generation:
                 self._announce(entry, catalog, diff.added, diff.removed, diff.changed)
         return catalog
 
@@ -206,31 +213,11 @@ class CatalogCache:
         return build_catalog(entry.plan, entry.key[2], disabled=disabled, previous=previous)
 
     def _rewatch(self, entry: CachedCatalog, catalog: Catalog) -> None:
-        targets: set[WatchTarget] = set()
-        prefixes: list[str] = []
-        ancestors: set[str] = set()
-        for root in catalog.roots:
-            if os.path.isdir(root.path):
-                targets.add((root.path, True))
-                prefixes.append(root.path)
-            elif os.path.isfile(root.path):  # a root given as a SKILL.md path
-                targets.add((os.path.dirname(root.path), True))
-                prefixes.append(os.path.dirname(root.path))
-            else:
-                anchor = nearest_existing_ancestor(root.path)
-                targets.add((anchor, False))
-                walk = root.path
-                while walk != anchor and walk != os.path.dirname(walk):
-                    ancestors.add(walk)
-                    walk = os.path.dirname(walk)
-        for real in catalog.by_real_path:
-            skill_dir = os.path.dirname(real)
-            if not skill_dir.startswith(tuple(p + os.sep for p in prefixes)):
-                targets.add((skill_dir, True))  # reached through a symlink
-                prefixes.append(skill_dir)
-        entry.prefixes = tuple(prefixes)
-        entry.ancestors_of_missing = frozenset(ancestors)
-        entry.watch_roots = sorted(p for p, _ in targets)
+        plan = watch_plan(catalog)
+        targets = plan.targets
+        entry.prefixes = plan.prefixes
+        entry.ancestors_of_missing = plan.ancestors_of_missing
+        entry.watch_roots = plan.directories
         if self._watch is None:
             entry.mode, entry.reason = "stat", "file watching disabled"
             return

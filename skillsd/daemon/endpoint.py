@@ -41,7 +41,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from skillsd.core import limits
-from skillsd.core.errors import SkillsdError
+from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.daemon.framing import Framer, FramingError, Oversized
 from skillsd_protocol import KIND_CODES, METHODS, NOTIFICATIONS, ErrorCode
 from skillsd_protocol.messages import CancelParams, ProgressParams, ProgressValue
@@ -751,15 +751,17 @@ class Connection:
         if isinstance(exc, RpcError):
             return _error_payload(id_, exc.code, exc.message, exc.data)
         if isinstance(exc, SkillsdError):
-            if exc.kind == "invalid_params":
+            if isinstance(exc.data, InvalidParamsData):
                 # The core's own parameter checks (a bad limit, offset, format...).
                 message = f"Invalid params for {ctx.method}: {exc.message}"
-                return _error_payload(id_, ErrorCode.INVALID_PARAMS, message, exc.data or UNSET)
+                field = exc.data.field
+                data = {"field": field} if field is not None else UNSET
+                return _error_payload(id_, ErrorCode.INVALID_PARAMS, message, data)
             code = KIND_CODES.get(exc.kind)
             if code is None:
                 log.error("%s: %s raised unknown error kind %r", self.label, ctx.method, exc.kind)
                 code = ErrorCode.INTERNAL_ERROR
-            return _error_payload(id_, code, exc.message, {"kind": exc.kind, **exc.data})
+            return _error_payload(id_, code, exc.message, exc.wire_data())
         log.error("%s: internal error in %s", self.label, ctx.method, exc_info=exc)
         return _error_payload(
             id_, ErrorCode.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"

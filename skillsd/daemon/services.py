@@ -1,7 +1,8 @@
 """The daemon-wide state every handler shares: catalogs, sessions, search indexes.
 
-Handlers reach the core only through here, so "which catalog does this request see" (cwd,
-session, extra roots, per-session enable flags) is decided in exactly one place.
+"What does this request see" (cwd, session, extra roots, per-session enable flags, the policy
+of the catalog's config) is decided here, in exactly one place: :meth:`Services.view` gives the
+:class:`~skillsd.operations.OperationView` the handler passes to its operation.
 """
 
 from __future__ import annotations
@@ -10,28 +11,37 @@ import asyncio
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from skillsd.core.catalog import Catalog
-from skillsd.core.config import Config, PermissionsConfig
-from skillsd.core.permissions import Check, Policy, evaluate
+from skillsd.core.config import Config
+from skillsd.core.permissions import Check, PermissionsConfig, Policy, evaluate
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
 from skillsd.core.state import StateStore, default_state_path
+from skillsd.core.trust import TrustState, resolve_trust
 from skillsd.daemon.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
-from skillsd_protocol.messages import SearchResult
+from skillsd.operations import OperationView
 
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """The catalog one request sees, with the cache entry and session it came from."""
+    """What one request's operation sees, with the cache entry its catalog came from."""
 
-    catalog: Catalog
+    seen: OperationView
     entry: CachedCatalog
-    session: Session | None
+
+    @property
+    def catalog(self) -> Catalog:
+        return self.seen.catalog
+
+    @property
+    def session(self) -> Session | None:
+        return self.seen.session
 
     @property
     def cwd(self) -> str:
-        return self.catalog.cwd
+        return self.seen.cwd
 
 
 @dataclass
@@ -45,7 +55,9 @@ class Services:
     home: str
     env: Mapping[str, str]
     sessions: SessionStore = field(default_factory=SessionStore)
-    _policies: dict[PermissionsConfig, Policy] = field(default_factory=dict)
+    _policies: dict[tuple[PermissionsConfig, PermissionsConfig | None], Policy] = field(
+        default_factory=dict
+    )
 
     @classmethod
     def create(
@@ -79,23 +91,41 @@ class Services:
             return os.path.join(self.cwd, cwd)
         return session.cwd if session is not None else self.cwd
 
-    def config_for(self, cwd: str | None, session: Session | None) -> Config:
-        """The effective config of a request's cwd (re-read when a config file changed)."""
+    def config_for(self, cwd: str | None, session: Session | None) -> tuple[Config, str]:
+        """The effective config of a request's cwd (re-read when a config file changed) and
+        that cwd's repository root."""
         real = os.path.realpath(self.request_cwd(cwd, session))
-        return self.catalogs.configs.for_cwd(real)[0]
+        config, _sources, root = self.catalogs.configs.for_cwd(real)
+        return config, root
 
-    def check(self, config: Config, session: Session | None, tool: str, input: str | None) -> Check:
-        """The six-layer decision for one call, with the session's memory and grants."""
-        policy = self._policies.get(config.permissions)
+    def trust_of(self, root: str) -> TrustState:
+        """The user's trust of a repository root (SPEC 15): the state file's decision, else
+        the user config's ``[trust]``. Read at every check, so a change is in effect at once."""
+        config = self.catalogs.configs.user()
+        return resolve_trust(root, self.state.trust_decisions(), config.trust, home=self.home)
+
+    def is_trusted(self, root: str) -> bool:
+        return self.trust_of(root).trusted
+
+    def check(
+        self, config: Config, root: str, session: Session | None, tool: str, input: str | None
+    ) -> Check:
+        """The six-layer decision for one call in the repository ``root``, with the session's
+        memory and grants and the repository's trust."""
+        key = (config.permissions, config.project_permissions)
+        policy = self._policies.get(key)
         if policy is None:
-            policy = self._policies[config.permissions] = Policy.from_config(config.permissions)
+            policy = self._policies[key] = Policy.from_config(*key)
+        grants, withheld = session.grants(self.is_trusted) if session is not None else ({}, {})
         return evaluate(
             policy,
             tool,
             input,
+            trusted=self.is_trusted(root),
             session_memory=session.remembered if session is not None else None,
             always=self.state.always(),
-            grants=session.grants() if session is not None else None,
+            grants=grants,
+            withheld_grants=withheld,
         )
 
     async def view(
@@ -109,8 +139,10 @@ class Services:
         listener: Listener | None = None,
         progress: Progress | None = None,
     ) -> View:
-        """The catalog for a request: cwd (param > session > daemon), all extra roots, and the
-        session's enable overrides applied. ``progress`` hears about a scan, if one is needed."""
+        """What a request's operation sees: the catalog for its cwd (param > session > daemon)
+        and all extra roots with the session's enable overrides applied, the session, and the
+        permission policy of that catalog's config. ``progress`` hears about a scan, if one is
+        needed."""
         session = self.session(session_id)
         real_cwd = self.request_cwd(cwd, session)
         roots = [*connection_roots, *(session.extra_roots if session else ()), *extra_roots]
@@ -123,34 +155,14 @@ class Services:
         )
         if session is not None and session.enabled_overrides:
             catalog = catalog.with_overrides(session.enabled_overrides)
-        return View(catalog, entry, session)
-
-    async def search(
-        self,
-        view: View,
-        query: str,
-        *,
-        limit: int | None = None,
-        scope: str | None = None,
-        tags: list[str] | None = None,
-        for_model: bool = False,
-    ) -> SearchResult:
-        """Run a query over the view with the config's search limits (``for_model`` leaves out
-        the skills only the user may invoke, SPEC 13)."""
-        index, disabled = await self.search_index(view)
-        if for_model and view.catalog.model_hidden:
-            disabled = disabled | view.catalog.model_hidden
-        limits = view.catalog.config.search
-        return index.search(
-            query,
-            limit=limit,
-            scope=scope,
-            tags=tags,
-            cwd=view.cwd,
-            disabled_ids=disabled,
-            default_limit=limits.default_limit,
-            max_limit=limits.max_limit,
+        seen = OperationView(
+            catalog,
+            session,
+            check=partial(self.check, catalog.config, catalog.root),
+            trust=self.trust_of(catalog.root),
+            is_trusted=self.is_trusted,
         )
+        return View(seen, entry)
 
     async def search_index(self, view: View) -> tuple[SearchIndex, frozenset[str]]:
         """A search index for the view and the ids it must treat as disabled.

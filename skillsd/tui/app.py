@@ -30,7 +30,7 @@ from skillsd.tui.detail import SkillDetail, fetch_detail
 from skillsd.tui.dialogs import Choice, ChoiceDialog, FileDialog
 from skillsd.tui.panes import DetailPane, ErrorsPane, SkillList, display_path
 from skillsd_client import AsyncClient, ClientError, Notification
-from skillsd_protocol import SkillMetadata
+from skillsd_protocol import Scope, SkillMetadata
 from skillsd_protocol.messages import ClientInfo, ListResult, SearchResult, SkillsChangedParams
 
 __all__ = ["Connector", "SkillsApp", "shared_connector"]
@@ -88,8 +88,10 @@ class SkillsApp(App[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_search", "Search"),
+        Binding("s", "next_scope", "Scope"),
         Binding("space", "toggle_enabled", "Toggle"),
         Binding("a", "approve", "Approve"),
+        Binding("t", "trust", "Trust"),
         Binding("e", "errors", "Errors"),
         Binding("r", "reload", "Reload"),
         Binding("q", "quit", "Quit"),
@@ -116,6 +118,8 @@ class SkillsApp(App[None]):
         self.catalog: ListResult | None = None
         self.search_result: SearchResult | None = None
         self.search_text = ""
+        #: The scope filter (None: every scope), cycled with ``s``.
+        self.scope: Scope | None = None
         #: What the detail pane shows.
         self.detail: SkillDetail | None = None
         self.status = "starting"
@@ -147,6 +151,15 @@ class SkillsApp(App[None]):
             # First, so that a narrow terminal cuts the counts, never the connection state.
             text.append(f"{self.status} · ", style="bold yellow")
         text.append(display_path(self.cwd))
+        if self.catalog is not None:
+            # SPEC 15: an untrusted repository's skills grant nothing; say so (before the
+            # counts, which a narrow terminal cuts first) and how to change it.
+            if self.catalog.trusted:
+                text.append(" · trusted", style="green")
+            else:
+                text.append(" · untrusted (t)", style="bold yellow")
+        if self.scope is not None:
+            text.append(f" · {self.scope} only", style="bold cyan")
         catalog = self.catalog
         if catalog is not None:
             valid = len(catalog.skills)
@@ -253,12 +266,14 @@ class SkillsApp(App[None]):
         skills = self.query_one(SkillList)
         if self.catalog is None:
             return
-        if not self.catalog.skills:
-            skills.show_message("no skills here (see the Errors tab for invalid ones)")
+        shown = [s for s in self.catalog.skills if self.scope in (None, s.scope)]
+        if not shown:
+            where = "here" if self.scope is None else f"in the {self.scope} scope (s: next scope)"
+            skills.show_message(f"no skills {where} (see the Errors tab for invalid ones)")
             self.query_one(DetailPane).show_message("")
             self.detail = None
             return
-        skills.show_catalog(self.catalog.skills, keep=skills.highlighted_id)
+        skills.show_catalog(shown, keep=skills.highlighted_id)
         self._refresh_detail()
 
     @on(Input.Changed, "#search")
@@ -281,8 +296,14 @@ class SkillsApp(App[None]):
         if client is None:
             return
         try:
+            # Disabled skills too (marked): the user may be looking for one to enable again.
             result = await client.search(
-                query=query, cwd=self.cwd, limit=SEARCH_LIMIT, session_id=self.session_id
+                query=query,
+                cwd=self.cwd,
+                limit=SEARCH_LIMIT,
+                scope=self.scope,
+                session_id=self.session_id,
+                include_disabled=True,
             )
         except ClientError as exc:
             self._report("search failed", exc)
@@ -293,7 +314,8 @@ class SkillsApp(App[None]):
         if result.results:
             skills.show_hits(result.results, result.count, result.truncated, skills.highlighted_id)
         else:
-            skills.show_message(f"no enabled skill matches {query!r}")
+            where = "" if self.scope is None else f" in the {self.scope} scope"
+            skills.show_message(f"no skill matches {query!r}{where}")
         self._refresh_detail()
 
     # -- the detail pane -------------------------------------------------------------------
@@ -379,6 +401,13 @@ class SkillsApp(App[None]):
     def action_focus_list(self) -> None:
         self.query_one(TabbedContent).active = "skills-tab"
         self.query_one(SkillList).focus()
+
+    def action_next_scope(self) -> None:
+        """Cycle the scope filter: every scope, repo, user, extra."""
+        order: list[Scope | None] = [None, "repo", "user", "extra"]
+        self.scope = order[(order.index(self.scope) + 1) % len(order)]
+        self._show_topbar()
+        self.run_search()
 
     def action_leave(self) -> None:
         search = self.query_one("#search", Input)
@@ -468,6 +497,46 @@ class SkillsApp(App[None]):
                 self.remember(detail.load_rule, decision, persist)
 
         self.push_screen(dialog, answered)
+
+    def action_trust(self) -> None:
+        catalog = self.catalog
+        if catalog is None or self.client is None:
+            return
+        trusted = bool(catalog.trusted)
+        dialog = ChoiceDialog(
+            f"{'Stop trusting' if trusted else 'Trust'} this repository?",
+            display_path(catalog.root),
+            [
+                Choice(
+                    "y",
+                    "yes: its skills' allowed-tools and its project config's allow rules "
+                    + ("stop counting" if trusted else "count, in every session"),
+                    "yes",
+                ),
+                Choice("n", "no", "no"),
+            ],
+        )
+
+        def answered(answer: str | None) -> None:
+            if answer == "yes":
+                self.set_trust(not trusted)
+
+        self.push_screen(dialog, answered)
+
+    @work(group="changes")
+    async def set_trust(self, trusted: bool) -> None:
+        """Trust (or stop trusting) the cwd's repository root through ``trust.set``."""
+        client = self.client
+        if client is None:
+            return
+        try:
+            info = await client.trust_set(cwd=self.cwd, trusted=trusted)
+        except ClientError as exc:
+            self._report("cannot change trust", exc)
+            return
+        self.notify(f"{info.root}: {'trusted' if info.trusted else 'not trusted'}", markup=False)
+        await self._refresh(force=False)
+        self._refresh_detail(force=True)
 
     @work(group="changes")
     async def remember(self, rule: str, decision: str, persist: str) -> None:

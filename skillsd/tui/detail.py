@@ -18,6 +18,7 @@ import asyncio
 from dataclasses import dataclass
 
 from skillsd.core.permissions import SKILL_LOAD, RuleError, parse_rule, skill_load_rule
+from skillsd.core.skillfile import SKILL_FILE
 from skillsd_client import AsyncClient, RpcError
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import CheckResult, LoadResult, ReadFileResult
@@ -101,7 +102,7 @@ async def fetch_detail(
                     # highlight moves on and cancels this worker mid-way.
                     await asyncio.shield(client.unload(id=skill.id, cwd=cwd, session_id=session_id))
         else:
-            source = await client.read_file(id=skill.id, file="SKILL.md", cwd=cwd)
+            source = await client.read_file(id=skill.id, file=SKILL_FILE, cwd=cwd)
     except RpcError as exc:
         error = str(exc)
     return SkillDetail(

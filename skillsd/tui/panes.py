@@ -72,7 +72,8 @@ class SkillList(OptionList):
     ]
 
     def show_catalog(self, skills: Sequence[SkillMetadata], keep: str | None) -> None:
-        """Show ``skills`` under one header per scope, keeping skill ``keep`` highlighted."""
+        """Show ``skills`` under one header per scope, keeping skill ``keep`` highlighted;
+        disabled ones are marked (and found by search too, so they can be enabled again)."""
         options: list[Option | None] = []
         for scope in sorted(SCOPE_ORDER, key=SCOPE_ORDER.__getitem__):
             members = [s for s in skills if s.scope == scope]
@@ -89,7 +90,7 @@ class SkillList(OptionList):
     ) -> None:
         """Show search hits in rank order, each with its scope, match reason and score."""
         shown = f"{len(hits)} of {count}" if truncated else str(count)
-        header = Text(f"{shown} {'match' if count == 1 else 'matches'} · enabled only")
+        header = Text(f"{shown} {'match' if count == 1 else 'matches'}")
         header.stylize("bold")
         options: list[Option | None] = [Option(header, disabled=True)]
         for hit in hits:

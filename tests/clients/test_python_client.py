@@ -4,7 +4,6 @@ the shared daemon it starts itself (connect-or-start)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -12,7 +11,6 @@ import re
 import shutil
 import signal
 import stat
-import subprocess
 import sys
 import tempfile
 import threading
@@ -48,7 +46,7 @@ from skillsd_protocol.messages import (
     SearchResult,
     SkillsChangedParams,
 )
-from tests.daemon.daemon_harness import daemon_pids, kill_pid, skillsd, stop, wait_for_socket
+from tests.daemon.daemon_harness import daemon_pids, kill_pid, socket_daemon
 from tests.daemon.skill_tree import daemon_env, make_project
 
 T = TypeVar("T")
@@ -134,6 +132,26 @@ def test_spawn_gives_typed_results(tree: dict[str, Path], environ: dict[str, str
             assert binary.encoding == "base64"
             await client.shutdown()  # answered with null
             assert await client.ping() is not None
+
+    run(body())
+
+
+def test_a_relative_cwd_means_the_callers_directory(
+    tree: dict[str, Path], environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The daemon runs elsewhere, as a shared one does; "." must be where the caller is.
+    monkeypatch.chdir(tree["sub"])
+    with Client.spawn(cwd=tree["tmp"], env=environ) as client:
+        listed = client.list_skills(cwd=".")
+        assert listed.cwd == os.fspath(tree["sub"]) and listed.root == os.fspath(tree["project"])
+        assert "pdf-forms" in [s.name for s in listed.skills]
+        raw = client.request("skills.list", {"cwd": "../.."})
+        assert raw["cwd"] == os.fspath(tree["project"])
+
+    async def body() -> None:
+        async with await AsyncClient.spawn(cwd=tree["tmp"], env=environ) as client:
+            hits = await client.search(query="pdf", cwd="..")
+            assert hits.results and hits.results[0].skill.name == "pdf-forms"
 
     run(body())
 
@@ -382,29 +400,11 @@ def test_sync_stream_ends_when_the_daemon_dies(
 # -- sockets ------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def socket_daemon(path: Path, environ: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        skillsd("serve", "--socket", os.fspath(path)),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env=environ,
-    )
-    try:
-        wait_for_socket(path, proc)
-        yield proc
-    finally:
-        stop(proc)
-        if proc.stderr is not None:
-            proc.stderr.close()
-
-
 def test_connect_to_a_socket_daemon(
     tree: dict[str, Path], environ: dict[str, str], short_dir: Path
 ) -> None:
     path = short_dir / "d.sock"
-    with socket_daemon(path, environ) as proc:
+    with socket_daemon(path, None, environ=environ) as proc:
 
         async def body() -> None:
             first = await AsyncClient.connect(path)

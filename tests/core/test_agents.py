@@ -155,7 +155,7 @@ def test_find_agent_suggests_close_names() -> None:
     with pytest.raises(SkillsdError) as info:
         find_agent(agents, "reveiwer")
     assert info.value.kind == "agent_not_found"
-    assert info.value.data["suggestions"] == ["reviewer"]
+    assert info.value.data.suggestions == ["reviewer"]
 
 
 def catalog_of(p: dict[str, Path]) -> Catalog:
@@ -185,12 +185,12 @@ def test_skill_references_resolve_or_name_agent_and_skill(project: dict[str, Pat
         resolve_agent_skills(typo, resolve)
     assert info.value.kind == "unknown_skill_reference"
     assert "'reviewer'" in info.value.message and "'code-reveiw'" in info.value.message
-    assert info.value.data["agent"] == "reviewer" and info.value.data["skill"] == "code-reveiw"
-    assert info.value.data["suggestions"] == ["code-review"]
+    assert info.value.data.agent == "reviewer" and info.value.data.skill == "code-reveiw"
+    assert info.value.data.suggestions == ["code-review"]
     shared = AgentDefinition(name="x", path="/x.md", skills=["dup"])
     with pytest.raises(SkillsdError) as info:
         resolve_agent_skills(shared, resolve)
-    assert info.value.kind == "ambiguous_skill" and len(info.value.data["candidates"]) == 2
+    assert info.value.kind == "ambiguous_skill" and len(info.value.data.candidates) == 2
     # A disabled skill is not there for agents either.
     off = catalog.with_disabled({catalog.resolve(name="changelog-check").id})
     with pytest.raises(SkillsdError, match="disabled") as info:

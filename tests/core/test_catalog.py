@@ -13,7 +13,6 @@ from skillsd.core import catalog as catalog_mod
 from skillsd.core.catalog import (
     Catalog,
     build_catalog,
-    closest_names,
     diff_catalogs,
     refresh_catalog,
     skill_id,
@@ -21,6 +20,7 @@ from skillsd.core.catalog import (
 from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import Root, RootPlan, compute_roots
 from skillsd.core.errors import SkillsdError
+from skillsd_protocol.errors import AmbiguousSkillData, SkillCandidate, SkillNotFoundData
 
 
 def write_skill(
@@ -150,7 +150,7 @@ def test_invalid_skill_is_an_error_in_strict_and_a_warning_in_lenient(tmp_path: 
     bad = write_skill(tmp_path / "root" / "dirname", name="othername")
     write_skill(tmp_path / "root" / "nodesc", description="''")
     plan = plan_for(tmp_path, extra(tmp_path / "root"))
-    strict = build_catalog(plan)
+    strict = build_catalog(plan, Config(validation="strict"))
     assert [s.name for s in strict.skills] == ["good"]
     assert [e.path for e in strict.errors] == [
         str(bad),
@@ -316,8 +316,8 @@ def test_error_only_change_bumps_generation(tmp_path: Path) -> None:
 
 def test_mode_change_reparses_everything(tmp_path: Path) -> None:
     plan, first = _three(tmp_path)
-    lenient = build_catalog(plan, Config(validation="lenient"), previous=first)
-    assert lenient.stats.parsed == 4
+    strict = build_catalog(plan, Config(validation="strict"), previous=first)
+    assert strict.stats.parsed == 4
 
 
 def test_diff_from_nothing_adds_everything(tmp_path: Path) -> None:
@@ -487,13 +487,13 @@ def test_resolve_unknown_refs_name_what_was_asked(tmp_path: Path) -> None:
     _, cat = _three(tmp_path)
     with pytest.raises(SkillsdError) as info:
         cat.resolve(id="deadbeef")
-    assert (err(info).kind, err(info).data) == ("skill_not_found", {"suggestions": []})
+    assert (err(info).kind, err(info).data) == ("skill_not_found", SkillNotFoundData())
     assert "deadbeef" in err(info).message
     with pytest.raises(SkillsdError) as info:
         cat.resolve(path="root/tw")
     assert err(info).kind == "skill_not_found"
     assert "root/tw" in err(info).message
-    assert err(info).data["suggestions"] == ["two"]
+    assert err(info).data.suggestions == ["two"]
     with pytest.raises(SkillsdError) as info:
         cat.resolve()
     assert err(info).kind == "skill_not_found"
@@ -504,11 +504,11 @@ def test_resolve_name_suggestions(tmp_path: Path) -> None:
     with pytest.raises(SkillsdError) as info:
         cat.resolve(name="thre")
     assert err(info).kind == "skill_not_found"
-    assert err(info).data["suggestions"] == ["three"]
+    assert err(info).data.suggestions == ["three"]
     assert "'thre'" in err(info).message
     with pytest.raises(SkillsdError) as info:
         cat.resolve(name="completely-unrelated")
-    assert err(info).data["suggestions"] == []
+    assert err(info).data.suggestions == []
 
 
 def test_resolve_invalid_skill_path(tmp_path: Path) -> None:
@@ -516,7 +516,7 @@ def test_resolve_invalid_skill_path(tmp_path: Path) -> None:
     with pytest.raises(SkillsdError) as info:
         cat.resolve(path="root/broken")
     assert err(info).kind == "invalid_skill"
-    assert err(info).data["diagnostics"]
+    assert err(info).data.diagnostics
     assert "root/broken" in err(info).message
 
 
@@ -529,10 +529,10 @@ def test_resolve_ambiguous_name_lists_candidates(tmp_path: Path) -> None:
     with pytest.raises(SkillsdError) as info:
         cat.resolve(name="dup")
     assert err(info).kind == "ambiguous_skill"
-    assert err(info).data["candidates"] == [
-        {"id": s.id, "path": s.path, "scope": s.scope} for s in cat.skills
-    ]
-    assert [c["scope"] for c in err(info).data["candidates"]] == ["user", "extra"]
+    assert err(info).data == AmbiguousSkillData(
+        candidates=[SkillCandidate(id=s.id, path=s.path, scope=s.scope) for s in cat.skills]
+    )
+    assert [c.scope for c in err(info).data.candidates] == ["user", "extra"]
     assert "'dup'" in err(info).message
     # Disabling one makes the name unique among enabled skills.
     user_dup = cat.skills[0]
@@ -551,19 +551,8 @@ def test_disabled_skill_resolution(tmp_path: Path) -> None:
         cat.resolve(name="two")
     assert err(info).kind == "skill_not_found"
     assert "disabled" in err(info).message
-    assert "two" not in err(info).data["suggestions"]
+    assert "two" not in err(info).data.suggestions
     assert cat.resolve(name="two", include_disabled=True).id == two.id
     # Explicit refs reach disabled skills; the caller decides what to do with them.
     assert cat.resolve(id=two.id).enabled is False
     assert cat.resolve(path=two.dir).enabled is False
-
-
-def test_closest_names() -> None:
-    names = ["pdf", "pdf-forms", "docx", "xlsx", "pptx", "git-commit"]
-    assert closest_names("pfd", names) == ["pdf"]
-    assert closest_names("PDF", names) == ["pdf"]
-    assert closest_names("git-comit", names) == ["git-commit"]
-    assert closest_names("xlsx", names)[0] == "xlsx"
-    assert closest_names("docs", names) == ["docx"]
-    assert closest_names("", names) == []
-    assert len(closest_names("aaaa", [f"aaa{c}" for c in "bcdefghij"])) == 5

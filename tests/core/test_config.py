@@ -7,17 +7,17 @@ import pytest
 from skillsd.core.config import (
     DEFAULT_CONFIG,
     Config,
-    load_config,
     parse_config_text,
     project_config_path,
     user_config_path,
 )
+from skillsd.core.effective_config import load_config
 from skillsd.core.errors import SkillsdError
 
 
 def test_defaults_match_the_spec() -> None:
     c = DEFAULT_CONFIG
-    assert c.validation == "strict" and c.discovery.auto and c.discovery.compat_roots
+    assert c.validation == "lenient" and c.discovery.auto and c.discovery.compat_roots
     assert c.discovery.markers == (".git", ".jj", ".hg")
     assert (c.discovery.max_depth, c.discovery.max_dirs) == (6, 2000)
     assert (c.prompt.max_entries, c.prompt.max_bytes, c.prompt.format) == (200, 32768, "xml")
@@ -56,7 +56,10 @@ def test_layering_project_over_user_and_rule_lists_add_up(tmp_path: Path) -> Non
     config, sources = load_config([str(user), project_config_path(str(tmp_path / "repo"))])
     assert sources == [str(user), str(project)]
     assert config.validation == "lenient"
-    assert config.permissions.allow == ("Read", "skill_load")
+    # The project's permissions keep their origin (SPEC 15): the policy decides what they add.
+    assert config.permissions.allow == ("Read",)
+    assert config.project_permissions is not None
+    assert config.project_permissions.allow == ("skill_load",)
     assert config.prompt.max_bytes == 200
 
 

@@ -108,17 +108,30 @@ def test_roots_cover_the_chain_nearest_first_then_user_then_extra(tmp_path: Path
     expected_repo = [
         ("repo", distance, str(directory / name))
         for distance, directory in enumerate([cwd, repo / "pkg", repo])
-        for name in (".agent/skills", ".agents/skills", ".claude/skills")  # path order
+        for name in (  # path order
+            ".agent/skills",
+            ".agents/skills",
+            ".claude/skills",
+            ".codex/skills",
+            ".opencode/skills",
+        )
     ]
     expected_user = [
         ("user", 0, str(home / name))
-        for name in (".agent/skills", ".agents/skills", ".claude/skills")
+        for name in (
+            ".agent/skills",
+            ".agents/skills",
+            ".claude/skills",
+            ".codex/skills",
+            ".config/opencode/skills",
+        )
     ]
     expected_extra = sorted(
         [
             ("extra", 0, "/env/one"),
             ("extra", 0, str(home / "env-two")),
-            ("extra", 0, str(cwd / "cfg-extra")),
+            # A relative config entry starts at the repo root, never at cwd (SPEC 2).
+            ("extra", 0, str(repo / "cfg-extra")),
             ("extra", 0, "/client"),
         ]
     )
@@ -133,6 +146,29 @@ def test_compat_roots_off_keeps_only_dot_agents(tmp_path: Path) -> None:
         str(tmp_path / ".agents" / "skills"),
         "/h/.agents/skills",
     ]
+
+
+def test_codex_home_and_agents_of_each_root(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    plan = compute_roots(str(tmp_path), home="/h", env={"CODEX_HOME": "/opt/codex"})
+    agents = {r.path: r.agents for r in plan.roots}
+    assert agents["/opt/codex/skills"] == ("codex",)
+    assert "/h/.codex/skills" not in agents
+    assert agents["/h/.config/opencode/skills"] == ("opencode",)
+    assert agents["/h/.claude/skills"] == ("claude-code", "opencode")
+    assert agents[str(tmp_path / ".opencode/skills")] == ("opencode",)
+    assert agents[str(tmp_path / ".agent/skills")] == ()
+    # A relative or ~ $CODEX_HOME is taken from the home directory.
+    for value in ("codex", "~/codex"):
+        plan = compute_roots(str(tmp_path), home="/h", env={"CODEX_HOME": value})
+        assert "/h/codex/skills" in [r.path for r in plan.roots]
+
+
+def test_one_folder_reached_as_two_roots_keeps_every_reader(tmp_path: Path) -> None:
+    # $CODEX_HOME pointed at ~/.agents: one root, read by Codex and opencode.
+    plan = compute_roots(str(tmp_path), home="/h", env={"CODEX_HOME": "/h/.agents"})
+    (root,) = [r for r in plan.roots if r.path == "/h/.agents/skills"]
+    assert root.agents == ("codex", "opencode")
 
 
 def test_auto_off_uses_only_extra_roots(tmp_path: Path) -> None:

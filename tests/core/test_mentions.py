@@ -7,6 +7,7 @@ import pytest
 from skillsd.core.errors import SkillsdError
 from skillsd.core.mentions import find_mentions, mentions_hint, resolve_mentions
 from skillsd_protocol import SkillMetadata
+from skillsd_protocol.errors import AmbiguousSkillData, SkillNotFoundData
 from tests.core.skill_fixtures import make_skill
 
 PDF = make_skill("pdf-forms")
@@ -23,12 +24,12 @@ def resolver(*, path: str | None = None, name: str | None = None, **_: Any) -> S
         for s in SKILLS:
             if path in (s.path, s.dir):
                 return s
-        raise SkillsdError("skill_not_found", f"No skill at {path}")
+        raise SkillsdError(f"No skill at {path}", SkillNotFoundData())
     matches = [s for s in SKILLS if s.name == name]
     if not matches:
-        raise SkillsdError("skill_not_found", f"No skill named {name!r}")
+        raise SkillsdError(f"No skill named {name!r}", SkillNotFoundData())
     if len(matches) > 1:
-        raise SkillsdError("ambiguous_skill", f"{len(matches)} skills are named {name!r}")
+        raise SkillsdError(f"{len(matches)} skills are named {name!r}", AmbiguousSkillData())
     return matches[0]
 
 

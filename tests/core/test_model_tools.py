@@ -8,6 +8,12 @@ from skillsd.core.catalog import build_catalog
 from skillsd.core.discovery import Root, RootPlan
 from skillsd.core.errors import SkillsdError
 from skillsd.core.model_tools import ToolRequest, decode_tool_call, error_text, tool_definitions
+from skillsd_protocol.errors import (
+    AmbiguousSkillData,
+    PermissionDeniedData,
+    PermissionRequiredData,
+    SkillCandidate,
+)
 
 
 def test_default_style_tools_and_schemas() -> None:
@@ -80,12 +86,17 @@ def test_bad_calls_explain_themselves(
 
 def test_error_text_tells_the_model_what_to_do() -> None:
     ambiguous = SkillsdError(
-        "ambiguous_skill", "2 skills are named 'x'", candidates=[{"path": "/a/SKILL.md"}]
+        "2 skills are named 'x'",
+        AmbiguousSkillData(
+            candidates=[SkillCandidate(id="a" * 24, path="/a/SKILL.md", scope="repo")]
+        ),
     )
     assert "pass `path` instead, one of: /a/SKILL.md" in error_text(ambiguous)
-    ask = SkillsdError("permission_required", "needs approval", skill="pdf", rule="skill_load(pdf)")
+    ask = SkillsdError(
+        "needs approval", PermissionRequiredData(skill="pdf", rule="skill_load(pdf)")
+    )
     assert "needs the user's approval" in error_text(ask)
-    denied = SkillsdError("permission_denied", "loading skill 'pdf' is denied")
+    denied = SkillsdError("loading skill 'pdf' is denied", PermissionDeniedData())
     assert error_text(denied).endswith("Do not retry; continue without this skill")
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from skillsd.core.config import PermissionsConfig, parse_config_table, parse_config_text
+from skillsd.core.config import parse_config_table, parse_config_text
 from skillsd.core.errors import SkillsdError
 from skillsd.core.permissions import (
+    PermissionsConfig,
     Policy,
     RuleError,
     evaluate,

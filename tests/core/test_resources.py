@@ -116,7 +116,7 @@ def test_read_skill_file_content_missing_and_broken(tmp_path: Path) -> None:
     with pytest.raises(SkillsdError) as err:
         read_skill_file_content(str(p))
     assert err.value.kind == "invalid_skill"
-    assert err.value.data["diagnostics"][0].code == "frontmatter.unclosed"
+    assert err.value.data.diagnostics[0].code == "frontmatter.unclosed"
 
 
 def test_read_skill_file_content_replaces_bad_utf8_in_body(tmp_path: Path) -> None:
@@ -132,7 +132,7 @@ def _refused(skill: Path, file: str) -> SkillsdError:
     with pytest.raises(SkillsdError) as err:
         read_resource(str(skill), file)
     assert err.value.kind == "path_not_allowed", err.value.message
-    assert err.value.data["file"] == file
+    assert err.value.data.file == file
     return err.value
 
 

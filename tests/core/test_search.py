@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
-from skillsd.core.search import SearchIndex, edit_distance, parse_tags, tokenize
+from skillsd.core.name_distance import edit_distance
+from skillsd.core.search import SearchIndex, parse_tags, stem, tokenize
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import SearchResult
 from tests.core.skill_fixtures import make_skill
@@ -350,3 +351,40 @@ def test_exact_bands_filling_the_limit_still_count_relevance_matches() -> None:
     r = search(CATALOG, "pdf", limit=2)
     assert _names(r) == ["pdf", "pdf-forms"]
     assert (r.count, r.truncated) == (4, True)
+
+
+# -- word forms ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "forms",
+    [
+        ("migration", "migrations", "migrate", "migrating", "migrated"),
+        ("deploy", "deploys", "deploying", "deployed"),
+        ("test", "tests", "testing", "tested"),
+        ("library", "libraries"),
+        ("patch", "patches", "patching"),
+        ("use", "uses"),
+        ("run", "running", "runs"),
+    ],
+)
+def test_word_forms_share_a_stem(forms: tuple[str, ...]) -> None:
+    assert len({stem(f) for f in forms}) == 1, {f: stem(f) for f in forms}
+
+
+def test_stem_leaves_short_non_ascii_and_mixed_tokens_alone() -> None:
+    for token in ("pdf", "css", "status", "analysis", "café", "v2s", "日本"):
+        assert stem(token) == token
+
+
+def test_word_forms_match_in_descriptions_and_tags_not_typos_in_names() -> None:
+    skills = [
+        make_skill("db-tools", "Review database migrations before deploying."),
+        make_skill("notes", "Unrelated.", tags="releases"),
+        make_skill("migrator", "Something else."),
+    ]
+    assert _names(search(skills, "migration"))[0] == "db-tools"
+    assert _names(search(skills, "deployed")) == ["db-tools"]
+    assert _names(search(skills, "release")) == ["notes"]
+    # Names keep their typo tolerance: "migrater" is one edit from "migrator".
+    assert "migrator" in _names(search(skills, "migrater"))

@@ -42,12 +42,27 @@ def test_grants_are_reference_counted_per_rule() -> None:
     b = make_skill("b", allowed_tools=["Read"])
     session.record_load(a)
     session.record_load(b)
-    assert session.grants() == {"Read": ["a", "b"], "Bash(git:*)": ["a"]}
+    assert session.grants()[0] == {"Read": ["a", "b"], "Bash(git:*)": ["a"]}
     unloaded, revoked = session.unload(a)
     assert unloaded and revoked == ["Bash(git:*)"]
-    assert session.grants() == {"Read": ["b"]}
+    assert session.grants()[0] == {"Read": ["b"]}
     assert session.unload(a) == (False, [])
     assert session.unload(b) == (True, ["Read"])
+
+
+def test_repo_skill_grants_count_only_while_their_root_is_trusted() -> None:
+    session, _ = SessionStore().open(None, "/repo")
+    repo = make_skill("a", allowed_tools=["Bash(*)"])
+    user = make_skill("u", root="/home/me/.agents/skills", scope="user", allowed_tools=["Read"])
+    session.record_load(repo, "/repo")
+    session.record_load(user, "/repo")
+    trusted: set[str] = set()
+    assert session.grants(trusted.__contains__) == ({"Read": ["u"]}, {"Bash(*)": ["a"]})
+    info = session.info(trusted.__contains__)
+    assert [g.rule for g in info.grants] == ["Read"]
+    assert [(g.rule, g.granted_by) for g in info.withheld_grants] == [("Bash(*)", ["a"])]
+    trusted.add("/repo")  # decided later: the same session sees it at once
+    assert session.grants(trusted.__contains__) == ({"Bash(*)": ["a"], "Read": ["u"]}, {})
 
 
 def test_reloading_a_changed_skill_does_not_double_count_grants() -> None:

@@ -14,16 +14,19 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 TIMEOUT = 10.0
+#: The ``_test.*`` methods a daemon loads when ``SKILLSD_TEST_HOOKS`` names this file.
+HOOK_METHODS = os.fspath(Path(__file__).with_name("hook_methods.py"))
 
 
 def env(runtime_dir: Path | None = None, **extra: str) -> dict[str, str]:
     """The environment for a spawned daemon: test hooks on, runtime dir under the test."""
     result = dict(os.environ)
-    result["SKILLSD_TEST_HOOKS"] = "1"
+    result["SKILLSD_TEST_HOOKS"] = HOOK_METHODS
     result.pop("SKILLSD_RUNTIME_DIR", None)
+    result.pop("CODEX_HOME", None)  # Codex's skills folder follows HOME unless a test sets it
     if runtime_dir is not None:
         result["SKILLSD_RUNTIME_DIR"] = os.fspath(runtime_dir)
     result.update(extra)
@@ -225,25 +228,43 @@ def wait_for_socket(path: Path, proc: subprocess.Popen[bytes] | None = None) -> 
 
 @contextlib.contextmanager
 def socket_daemon(
-    path: Path | None, runtime_dir: Path, *args: str, expect_path: Path | None = None
+    path: Path | None,
+    runtime_dir: Path | None,
+    *args: str,
+    expect_path: Path | None = None,
+    environ: dict[str, str] | None = None,
+    stderr: int | IO[bytes] = subprocess.PIPE,
+    user: int | None = None,
 ) -> Iterator[subprocess.Popen[bytes]]:
-    """A running ``skillsd serve --socket [path]``, stopped afterwards."""
+    """A running ``skillsd serve --socket [path]``, stopped afterwards: every test's one way to
+    start a socket daemon.
+
+    Without ``path`` the daemon picks ``runtime_dir/skillsd.sock``. ``environ`` defaults to
+    :func:`env` of ``runtime_dir``; ``stderr`` may be a log file; ``user`` runs the daemon as
+    that uid (and its group), for the tests that run as root.
+    """
     socket_args = ["--socket"] if path is None else ["--socket", os.fspath(path)]
+    listening = expect_path or path
+    if listening is None:
+        assert runtime_dir is not None, "a daemon without a socket path needs the runtime dir"
+        listening = runtime_dir / "skillsd.sock"
     proc = subprocess.Popen(
         skillsd("serve", *socket_args, *args),
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env(runtime_dir),
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        env=environ if environ is not None else env(runtime_dir),
+        user=user,
+        group=user,
+        extra_groups=[] if user is not None else None,
     )
     try:
-        wait_for_socket(expect_path or path or runtime_dir / "skillsd.sock", proc)
+        wait_for_socket(listening, proc)
         yield proc
     finally:
         stop(proc)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def daemon_pids(socket_path: Path) -> list[int]:

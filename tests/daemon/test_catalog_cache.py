@@ -190,7 +190,7 @@ def test_a_config_edit_retires_the_old_entry_and_keeps_its_listeners(
         recorder = Recorder()
         try:
             _, old = await cache.get(os.fspath(repo), listener=recorder)
-            config.write_text('validation = "lenient"\n')
+            config.write_text('validation = "strict"\n')
             _, new = await cache.get(os.fspath(repo))
             assert cache.entries() == [new] and new is not old
             assert recorder in new.listeners and not old.sub.watches  # type: ignore[union-attr]

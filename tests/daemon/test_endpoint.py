@@ -13,11 +13,12 @@ from typing import Any
 import msgspec
 import pytest
 
-from skillsd.core.errors import SkillsdError
+from skillsd.core.errors import SkillsdError, UnknownToolData
 from skillsd.daemon import lifecycle
 from skillsd.daemon.app import build_router
 from skillsd.daemon.endpoint import Connection, InvalidParams, RequestContext, Router
 from skillsd_protocol import METHODS, ErrorCode
+from skillsd_protocol.errors import SkillNotFoundData
 from skillsd_protocol.messages import Empty, InitializeResult, Params, SearchParams
 
 
@@ -126,9 +127,9 @@ def make_router(gates: Gates) -> Router:
 
     def fail(params: Slow, ctx: RequestContext) -> Value:
         if params.key == "skill":
-            raise SkillsdError("skill_not_found", "no skill named x", suggestions=["xx"])
+            raise SkillsdError("no skill named x", SkillNotFoundData(suggestions=["xx"]))
         if params.key == "odd":
-            raise SkillsdError("no_such_kind", "strange")
+            raise SkillsdError("strange", UnknownToolData())
         if params.key == "params":
             raise InvalidParams("limit too big")
         raise ValueError("kaput")
@@ -330,7 +331,7 @@ def test_errors_raised_by_handlers(caplog: pytest.LogCaptureFixture) -> None:
             "data": {"kind": "skill_not_found", "suggestions": ["xx"]},
         }
         assert replies[1]["code"] == ErrorCode.INTERNAL_ERROR
-        assert replies[1]["data"] == {"kind": "no_such_kind"}
+        assert replies[1]["data"] == {"kind": "unknown_tool"}
         assert replies[2] == {"code": ErrorCode.INVALID_PARAMS, "message": "limit too big"}
         assert replies[3]["code"] == ErrorCode.INTERNAL_ERROR
         assert "ValueError: kaput" in replies[3]["message"]

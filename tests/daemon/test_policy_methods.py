@@ -95,7 +95,8 @@ def test_with_no_configuration_loading_asks_and_remember_answers(client: Client)
     client.ok("session.open", sessionId="s2")
     client.ok("permissions.remember", sessionId="s1", rule="Skill(pdf-forms)", decision="allow")
     remembered = check(client, "skill_load", "pdf-forms", sessionId="s1")
-    assert decided(remembered) == ("allow", "memory", "skill_load(pdf-forms)")
+    # Reported as the user wrote it (matched case-insensitively, SPEC 15).
+    assert decided(remembered) == ("allow", "memory", "Skill(pdf-forms)")
     loaded = client.ok("skills.load", name="pdf-forms", sessionId="s1")
     assert loaded["alreadyLoaded"] is False and "Run scripts/fill.py." in loaded["body"]
     # Session memory is that session's only.
@@ -121,6 +122,7 @@ defaultAction = "ask"
 
 def test_every_layer_in_order(client: Client, tree: dict[str, Path]) -> None:
     configure(tree, LAYERED)
+    client.ok("trust.set", trusted=True)  # the repo skill's grants count (SPEC 15)
     client.ok("session.open", sessionId="s")
     client.ok("permissions.remember", sessionId="s", rule="Bash(git push:*)", decision="allow")
     client.ok("permissions.remember", sessionId="s", rule="Bash(rm:*)", decision="allow")
@@ -131,8 +133,8 @@ def test_every_layer_in_order(client: Client, tree: dict[str, Path]) -> None:
         ("Bash", "rm -i x", ("deny", "finalDeny", "Bash(rm:*)")),
         ("Bash", "ls && rm -rf /", ("deny", "finalDeny", "Bash(rm:*)")),
         # memory: above override (git status) and deny (git push).
-        ("Bash", "git status", ("deny", "memory", "bash(git status:*)")),
-        ("Bash", "git push origin", ("allow", "memory", "bash(git push:*)")),
+        ("Bash", "git status", ("deny", "memory", "Bash(git status:*)")),
+        ("Bash", "git push origin", ("allow", "memory", "Bash(git push:*)")),
         # override: allows although a deny rule matches too.
         ("Read", "secrets/public.txt", ("allow", "override", "Read(secrets/public.txt)")),
         # deny: above allow and above the skill's grant of Read.
@@ -161,6 +163,7 @@ def test_every_layer_in_order(client: Client, tree: dict[str, Path]) -> None:
 
 
 def test_grants_are_reference_counted_and_revoked_by_unload_and_close(client: Client) -> None:
+    client.ok("trust.set", trusted=True)
     client.ok("session.open", sessionId="s")
     client.ok("permissions.remember", sessionId="s", rule="skill_load", decision="allow")
     client.ok("skills.load", name="pdf-forms", sessionId="s")  # Read, Bash(python:*)
@@ -190,6 +193,7 @@ def test_no_skill_grant_gets_past_deny_or_final_deny(client: Client, tree: dict[
         '[permissions]\nallow = ["skill_load"]\nfinalDeny = ["Read(/etc/*)"]\n'
         'deny = ["Bash(python:*)"]\n',
     )
+    client.ok("trust.set", trusted=True)
     client.ok("session.open", sessionId="s")
     client.ok("skills.load", name="pdf-forms", sessionId="s")
     assert decided(check(client, "Bash", "python fill.py", sessionId="s")) == (
@@ -247,18 +251,18 @@ def test_always_decisions_and_enable_flags_survive_a_restart(
     )
     first.ok("skills.setEnabled", name="pdf-forms", enabled=False)
     # An `always` answer applies at once to every check, with or without a session.
-    assert decided(check(first, "Bash", "git push")) == ("deny", "memory", "bash(git push:*)")
+    assert decided(check(first, "Bash", "git push")) == ("deny", "memory", "Bash(git push:*)")
     state = tree["tmp"] / "state" / "skillsd" / "state.json"
     saved = json.loads(state.read_text())
     assert saved["permissions"] == {
-        "bash(git push:*)": "deny",
+        "Bash(git push:*)": "deny",
         "skill_load(commit-message)": "allow",
     }
     assert saved["disabled"] == [os.fspath(tree["pdf"] / "SKILL.md")]
     first.daemon.kill()
 
     second = daemons.start()
-    assert decided(check(second, "Bash", "git push -f")) == ("deny", "memory", "bash(git push:*)")
+    assert decided(check(second, "Bash", "git push -f")) == ("deny", "memory", "Bash(git push:*)")
     assert second.ok("skills.load", name="commit-message")["alreadyLoaded"] is False
     # The session-only answer died with the daemon.
     assert check(second, "skill_load", "pdf-forms")["decision"] == "ask"
@@ -275,7 +279,7 @@ def test_state_file_changed_by_another_daemon_is_picked_up(daemons: Daemons) -> 
     }
     one.ok("session.open", sessionId="s")
     one.ok("permissions.remember", sessionId="s", rule="Read", decision="allow", persist="always")
-    assert decided(check(two, "Read", "x")) == ("allow", "memory", "read")
+    assert decided(check(two, "Read", "x")) == ("allow", "memory", "Read")
 
 
 def test_a_failed_state_write_is_a_clear_error_and_changes_nothing(

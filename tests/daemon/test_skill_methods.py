@@ -181,6 +181,7 @@ def test_reload_suppression_change_and_compaction(client: Client, tree: dict[str
 
 
 def test_unload_revokes_grants_and_inspect_shows_them(client: Client) -> None:
+    client.ok("trust.set", trusted=True)  # else the repo skill's grants are withheld
     sid = client.ok("session.open")["sessionId"]
     client.ok("skills.load", name="pdf-forms", sessionId=sid)
     inspect = client.ok("context.inspect", sessionId=sid, includeSkills=True)

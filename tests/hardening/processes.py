@@ -56,22 +56,11 @@ def socket_daemon(
     """``skillsd serve --socket SOCK`` with ``environ`` (as ``user`` if given), stopped after.
 
     Its stderr goes to ``SOCK.log`` (see `daemon_log`), so a failing test can show it."""
-    with open(log_path(sock), "wb") as log:
-        proc = subprocess.Popen(
-            h.skillsd("serve", "--socket", os.fspath(sock), *args),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            env=environ,
-            user=user,
-            group=user,
-            extra_groups=[] if user is not None else None,
-        )
-    try:
-        h.wait_for_socket(sock, proc)
+    with (
+        open(log_path(sock), "wb") as log,
+        h.socket_daemon(sock, None, *args, environ=environ, stderr=log, user=user) as proc,
+    ):
         yield proc
-    finally:
-        h.stop(proc)
 
 
 def log_path(sock: Path) -> Path:

@@ -374,6 +374,7 @@ def test_nothing_a_skill_ships_is_ever_executed(tmp_path: Path) -> None:
     daemon = h.StdioDaemon(environ=daemon_env(tree))
     try:
         client = Client(daemon, tree["project"])
+        client.ok("trust.set", trusted=True)  # so its grant counts (SPEC 15)
         sid = client.ok("session.open")["sessionId"]
         assert "trojan" in {s["name"] for s in client.ok("skills.list")["skills"]}
         client.ok("skills.load", name="trojan", sessionId=sid)

@@ -247,11 +247,11 @@ async def test_search_narrows_with_reason_and_score(make_app: Callable[[], Skill
         search = app.query_one("#search", Input)
         search.value = ""
         await pilot.press(*"pdf")
-        await until(pilot, lambda: rows(app)[0] == "1 match · enabled only", "one hit")
+        await until(pilot, lambda: rows(app)[0] == "1 match", "one hit")
         assert rows(app)[1].startswith("[x] pdf-forms\n    prefix ")
 
         await pilot.press(*"zzz")
-        await until(pilot, lambda: "no enabled skill matches" in rows(app)[0], "no hits")
+        await until(pilot, lambda: "no skill matches" in rows(app)[0], "no hits")
 
         # escape leaves the box, a second escape clears the search: the catalog is back.
         await pilot.press("escape")
@@ -348,7 +348,8 @@ async def test_invalid_skills_in_the_errors_tab(
         errors = text_of(app, "#errors-text")
         assert ".agents/skills/broken/SKILL.md" in errors
         assert "error description.missing: required field 'description' is missing" in errors
-        assert "error name.mismatch" in errors
+        # The catalog is lenient by default: a name/folder mismatch alone would not exclude it.
+        assert "warning name.mismatch" in errors
 
         # Breaking a listed skill moves it from the list to the errors tab, live.
         (tree["skills"] / "cleanup" / "SKILL.md").write_text(
@@ -357,6 +358,13 @@ async def test_invalid_skills_in_the_errors_tab(
         await until(pilot, lambda: "cleanup/SKILL.md" in text_of(app, "#errors-text"), "error")
         assert tabs.get_tab("errors-tab").label_text == "Errors (2)"
         assert not any("cleanup" in r for r in rows(app))
+        # A new broken SKILL.md (no skill added, removed or changed) still updates the count.
+        fresh = tree["skills"] / "fresh"
+        fresh.mkdir()
+        (fresh / "SKILL.md").write_text("---\nname: fresh\n---\n", encoding="utf-8")
+        await until(
+            pilot, lambda: tabs.get_tab("errors-tab").label_text == "Errors (3)", "a third error"
+        )
         await pilot.press("e")
         assert tabs.active == "skills-tab" and isinstance(app.focused, SkillList)
 
@@ -393,6 +401,81 @@ def test_ui_says_how_to_install_textual_when_it_is_missing(tmp_path: Path) -> No
     )
     assert done.returncode == 2
     assert "install skillsd[tui]" in done.stderr
+
+
+@sync
+async def test_scope_filter_and_disabled_skills_found_by_search(
+    make_app: Callable[[], SkillsApp],
+) -> None:
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot, app)
+        await pilot.press("s")  # every scope -> repo
+        await until(pilot, lambda: rows(app)[0].startswith("repo ·"), "repo rows")
+        assert not any(r.startswith("user ·") for r in rows(app))
+        assert "repo only" in text_of(app, "#topbar")
+        await pilot.press("s")  # -> user
+        await until(pilot, lambda: rows(app)[0].startswith("user ·"), "user rows")
+        assert [r.split("\n")[0] for r in rows(app)[1:]] == [
+            "[x] commit-message",
+            "[x] release-notes ⚠1",
+        ]
+        # Search stays inside the scope.
+        await pilot.press("slash", *"release")
+        await until(pilot, lambda: rows(app)[0] == "1 match", "one user hit")
+        assert app.search_result is not None
+        assert [h.skill.scope for h in app.search_result.results] == ["user"]
+        await pilot.press("escape", "escape", "s", "s")  # back to every scope
+        await until(pilot, lambda: rows(app)[0].startswith("repo ·"), "every scope")
+        assert any(r.startswith("user ·") for r in rows(app))
+
+        # A disabled skill is still found by search, marked, and can be enabled again.
+        await highlight(pilot, app, "commit-message", "user")
+        await pilot.press("space", "u")
+        await until(
+            pilot, lambda: "disabled" in row_of(app, "commit-message", "user"), "disabled row"
+        )
+        await pilot.press("slash", *"commit")
+        await until(pilot, lambda: rows(app)[0] == "1 match", "the disabled hit")
+        assert rows(app)[1].startswith("[ ] commit-message disabled")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.selected is not None, "a selection")
+        assert app.selected is not None and app.selected.name == "commit-message"
+        await pilot.press("space", "u")
+        await until(pilot, lambda: rows(app)[1].startswith("[x] commit-message"), "enabled hit")
+
+
+def test_ui_refuses_without_a_terminal_and_starts_nothing(
+    tree: dict[str, Path], short_dir: Path
+) -> None:
+    runtime = short_dir / "run"
+    started_at = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "skillsd", "ui", "--cwd", os.fspath(tree["project"])],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        env=daemon_env(tree, SKILLSD_RUNTIME_DIR=os.fspath(runtime)),
+    )
+    assert done.returncode == 2
+    assert "needs a terminal" in done.stderr
+    assert done.stdout == ""  # no escape codes
+    assert time.monotonic() - started_at < 20
+    assert not runtime.exists() and daemon_pids(runtime / "skillsd.sock") == []
+
+
+def test_install_hint_for_a_clone_and_for_an_installed_package(tmp_path: Path) -> None:
+    from skillsd.cli.ui import install_hint
+
+    checkout = Path(__file__).resolve().parents[2]
+    hint = install_hint(checkout / "skillsd", "/py")
+    assert f"make ui` in {checkout}" in hint
+    assert f"/py -m pip install -e '{checkout}[tui]'" in hint
+    installed = tmp_path / "site-packages" / "skillsd"
+    installed.mkdir(parents=True)
+    assert install_hint(installed, "/py") == "/py -m pip install 'skillsd[tui]'"
 
 
 def test_ui_refuses_a_cwd_that_is_not_a_directory(tmp_path: Path) -> None:
@@ -432,3 +515,21 @@ def test_the_daemon_and_core_never_import_the_tui() -> None:
         for module in (package / layer).rglob("*.py"):
             source = module.read_text(encoding="utf-8")
             assert "skillsd.tui" not in source and "textual" not in source, module
+
+
+@sync
+async def test_the_top_bar_shows_trust_and_t_trusts_the_repository(
+    make_app: Callable[[], SkillsApp], tree: dict[str, Path]
+) -> None:
+    state_file = tree["tmp"] / "state" / "skillsd" / "state.json"
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot, app)
+        assert "untrusted (t)" in text_of(app, "#topbar")
+        await pilot.press("t")
+        assert isinstance(app.screen, ChoiceDialog)
+        await pilot.press("y")
+        await until(pilot, lambda: app.catalog is not None and app.catalog.trusted, "trusted")
+        assert "· trusted" in text_of(app, "#topbar")
+        saved = json.loads(state_file.read_text(encoding="utf-8"))["trust"]
+        assert saved == {os.path.realpath(tree["project"]): True}

@@ -241,6 +241,7 @@ class AsyncClient(AsyncMethods):
         self._check_open()
         limit = self.timeout if isinstance(timeout, UnsetType) else timeout
         id_ = next(self._ids)
+        params = _with_absolute_cwd(params)
         if on_progress is not None:
             params = _with_progress_token(params, id_)
             self._progress[id_] = on_progress
@@ -528,6 +529,27 @@ def _copy(error: ConnectionClosed, method: str = "") -> ConnectionClosed:
     """A fresh exception per failed call (one instance raised twice would pile tracebacks)."""
     reason = f"{method}: {error.reason}" if method else error.reason
     return ConnectionClosed(reason, returncode=error.returncode, stderr=error.stderr)
+
+
+def _with_absolute_cwd(params: msgspec.Struct | Mapping[str, Any] | None) -> Any:
+    """``params`` with a relative ``cwd`` made absolute from this process's working directory.
+
+    A shared daemon runs in a directory of its own, so ``cwd="."`` must mean the caller's
+    directory, resolved here before it is sent.
+    """
+    if isinstance(params, msgspec.Struct):
+        cwd = getattr(params, "cwd", None)
+        if isinstance(cwd, str) and not os.path.isabs(cwd):
+            return msgspec.structs.replace(params, cwd=_absolute(cwd))
+    elif isinstance(params, Mapping):
+        cwd = params.get("cwd")
+        if isinstance(cwd, str) and not os.path.isabs(cwd):
+            return {**params, "cwd": _absolute(cwd)}
+    return params
+
+
+def _absolute(path: str) -> str:
+    return os.path.abspath(os.path.expanduser(path))
 
 
 def _with_progress_token(params: msgspec.Struct | Mapping[str, Any] | None, token: int) -> Any:

@@ -151,11 +151,12 @@ class AsyncMethods:
         scope: model.Scope | None = None,
         tags: list[str] | None = None,
         session_id: str | None = None,
+        include_disabled: bool = False,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.SearchResult:
-        """``skills.search``: Rank enabled skills for a query: exact path > exact name > prefix >
-        relevance.
+        """``skills.search``: Rank enabled skills (disabled too with includeDisabled) for a non-
+        blank query: exact path > exact name > prefix > relevance over word forms.
 
         Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
         """
@@ -169,6 +170,7 @@ class AsyncMethods:
                 scope=scope,
                 tags=tags,
                 session_id=session_id,
+                include_disabled=include_disabled,
             ),
             result_type=m.SearchResult,
             timeout=timeout,
@@ -254,11 +256,12 @@ class AsyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.ReadFileResult:
-        """``skills.readFile``: Read a file inside a skill directory (paged; base64 when not UTF-8).
+        """``skills.readFile``: Read a file inside a skill directory (paged; base64 when not UTF-8);
+        refused where loading the skill is denied.
 
         Application errors (`RpcError.kind`): ``skill_not_found``, ``ambiguous_skill``,
-        ``invalid_skill``, ``path_not_allowed``, ``resource_not_found``, ``session_not_found``,
-        ``invalid_config``.
+        ``invalid_skill``, ``permission_denied``, ``path_not_allowed``, ``resource_not_found``,
+        ``session_not_found``, ``invalid_config``.
         """
         result: m.ReadFileResult = await self.request(
             "skills.readFile",
@@ -586,6 +589,51 @@ class AsyncMethods:
         )
         return result
 
+    async def trust_get(
+        self,
+        *,
+        cwd: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.TrustInfo:
+        """``trust.get``: Whether the user trusts the repository root of a cwd, and where that comes
+        from.
+
+        Application errors (`RpcError.kind`): ``invalid_config``.
+        """
+        result: m.TrustInfo = await self.request(
+            "trust.get",
+            _params(m.TrustGetParams, cwd=cwd),
+            result_type=m.TrustInfo,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def trust_set(
+        self,
+        *,
+        trusted: bool,
+        cwd: str | None = None,
+        root: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.TrustInfo:
+        """``trust.set``: Trust or distrust a repository root: saved in the state file, in effect at
+        once for every session.
+
+        Application errors (`RpcError.kind`): ``invalid_config``, ``state_unreadable``,
+        ``state_write_failed``.
+        """
+        result: m.TrustInfo = await self.request(
+            "trust.set",
+            _params(m.TrustSetParams, trusted=trusted, cwd=cwd, root=root),
+            result_type=m.TrustInfo,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
     async def agents_list(
         self,
         *,
@@ -757,11 +805,12 @@ class SyncMethods:
         scope: model.Scope | None = None,
         tags: list[str] | None = None,
         session_id: str | None = None,
+        include_disabled: bool = False,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.SearchResult:
-        """``skills.search``: Rank enabled skills for a query: exact path > exact name > prefix >
-        relevance.
+        """``skills.search``: Rank enabled skills (disabled too with includeDisabled) for a non-
+        blank query: exact path > exact name > prefix > relevance over word forms.
 
         Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
         """
@@ -775,6 +824,7 @@ class SyncMethods:
                 scope=scope,
                 tags=tags,
                 session_id=session_id,
+                include_disabled=include_disabled,
             ),
             result_type=m.SearchResult,
             timeout=timeout,
@@ -860,11 +910,12 @@ class SyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.ReadFileResult:
-        """``skills.readFile``: Read a file inside a skill directory (paged; base64 when not UTF-8).
+        """``skills.readFile``: Read a file inside a skill directory (paged; base64 when not UTF-8);
+        refused where loading the skill is denied.
 
         Application errors (`RpcError.kind`): ``skill_not_found``, ``ambiguous_skill``,
-        ``invalid_skill``, ``path_not_allowed``, ``resource_not_found``, ``session_not_found``,
-        ``invalid_config``.
+        ``invalid_skill``, ``permission_denied``, ``path_not_allowed``, ``resource_not_found``,
+        ``session_not_found``, ``invalid_config``.
         """
         result: m.ReadFileResult = self.request(
             "skills.readFile",
@@ -1187,6 +1238,51 @@ class SyncMethods:
                 persist=persist,
             ),
             result_type=m.Empty,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def trust_get(
+        self,
+        *,
+        cwd: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.TrustInfo:
+        """``trust.get``: Whether the user trusts the repository root of a cwd, and where that comes
+        from.
+
+        Application errors (`RpcError.kind`): ``invalid_config``.
+        """
+        result: m.TrustInfo = self.request(
+            "trust.get",
+            _params(m.TrustGetParams, cwd=cwd),
+            result_type=m.TrustInfo,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def trust_set(
+        self,
+        *,
+        trusted: bool,
+        cwd: str | None = None,
+        root: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.TrustInfo:
+        """``trust.set``: Trust or distrust a repository root: saved in the state file, in effect at
+        once for every session.
+
+        Application errors (`RpcError.kind`): ``invalid_config``, ``state_unreadable``,
+        ``state_write_failed``.
+        """
+        result: m.TrustInfo = self.request(
+            "trust.set",
+            _params(m.TrustSetParams, trusted=trusted, cwd=cwd, root=root),
+            result_type=m.TrustInfo,
             timeout=timeout,
             on_progress=on_progress,
         )

@@ -7,7 +7,7 @@ import { type ChildProcess, spawn as spawnProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
 import { existsSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 
@@ -386,6 +386,7 @@ export class SkillsdClient extends EventEmitter<SkillsdClientEvents> implements 
     const { signal, onProgress } = options;
     if (signal?.aborted) return Promise.reject(cancelledError(method));
     const id = this.nextId++;
+    params = withAbsoluteCwd(params);
     let token: string | undefined;
     if (onProgress) {
       token = `${CLIENT_INFO.name}#${id}`;
@@ -805,6 +806,15 @@ function cancelledError(method: string): SkillsdError {
     { kind: ClientErrorKinds.cancelled },
     method,
   );
+}
+
+/**
+ * `params` with a relative `cwd` made absolute from this process's working directory: a
+ * shared daemon runs in a directory of its own, so `cwd: "."` must mean the caller's.
+ */
+function withAbsoluteCwd(params: unknown): unknown {
+  if (!isRecord(params) || typeof params.cwd !== "string" || isAbsolute(params.cwd)) return params;
+  return { ...params, cwd: resolve(params.cwd) };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -112,6 +112,8 @@ export interface CheckResult {
   layer: "allow" | "default" | "deny" | "finalDeny" | "memory" | "override";
   /** @default null */
   rule?: string | null;
+  /** @default null */
+  withheldBy?: string[] | null;
 }
 
 export interface ClientInfo {
@@ -202,6 +204,16 @@ export interface HostFields {
   whenToUse?: string | null;
 }
 
+/**
+ * A project config entry not applied: `key` is where it is written; `untilTrusted`
+ * says whether trusting the repository would apply it (`allow`) or nothing would.
+ */
+export interface IgnoredRule {
+  key: string;
+  rule: string;
+  untilTrusted: boolean;
+}
+
 export interface InitializeParams {
   /** @default null */
   _meta?: Meta | null;
@@ -239,6 +251,16 @@ export interface InspectResult {
   session?: SessionInfo | null;
   /** @default null */
   skills?: CatalogInfo | null;
+  /** @default null */
+  trust?: InspectTrust | null;
+}
+
+export interface InspectTrust {
+  /** @default [] */
+  ignored?: IgnoredRule[];
+  root: string;
+  source: "config" | "default" | "state";
+  trusted: boolean;
 }
 
 /** The config file at `path` cannot be used (the message names the key and reason). */
@@ -291,6 +313,8 @@ export interface ListResult {
   generation: number;
   root: string;
   skills: SkillMetadata[];
+  /** @default null */
+  trusted?: boolean | null;
 }
 
 export interface LoadParams {
@@ -319,6 +343,8 @@ export interface LoadResult {
   content: string;
   files: string[];
   skill: SkillMetadata;
+  /** @default [] */
+  withheldGrants?: string[];
 }
 
 export interface LoadedSkill {
@@ -523,6 +549,8 @@ export interface SearchParams {
   _meta?: Meta | null;
   /** @default null */
   cwd?: string | null;
+  /** @default false */
+  includeDisabled?: boolean;
   /** @default null */
   limit?: number | null;
   query: string;
@@ -573,6 +601,8 @@ export interface SessionInfo {
   grants: Grant[];
   id: string;
   loaded: LoadedSkill[];
+  /** @default [] */
+  withheldGrants?: Grant[];
 }
 
 /** No open session has this id: open it with `session.open` first. */
@@ -637,6 +667,8 @@ export interface SkillLoadError {
 
 /** A discovered, valid (or leniently accepted) skill as listed in a catalog. */
 export interface SkillMetadata {
+  /** @default [] */
+  agents?: string[];
   /** @default null */
   allowedTools?: string[] | null;
   /** @default null */
@@ -738,6 +770,34 @@ export interface ToolsListParams {
 
 export interface ToolsListResult {
   tools: ToolDefinition[];
+}
+
+export interface TrustGetParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+}
+
+/** The trust of a repository root and where it comes from (SPEC 15). */
+export interface TrustInfo {
+  root: string;
+  source: "config" | "default" | "state";
+  trusted: boolean;
+}
+
+/**
+ * The root to decide about: `root` (a path), else `cwd`'s repository root, else the
+ * daemon's.
+ */
+export interface TrustSetParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  root?: string | null;
+  trusted: boolean;
 }
 
 /** Agent `agent` (file `path`) lists a skill `skill` that resolves to no skill. */
@@ -871,13 +931,13 @@ export interface Methods {
    */
   "skills.prompt": { params: PromptParams; result: PromptResult };
   /**
-   * Read a file inside a skill directory (paged; base64 when not UTF-8).
+   * Read a file inside a skill directory (paged; base64 when not UTF-8); refused where loading the skill is denied.
    *
-   * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, path_not_allowed, resource_not_found, session_not_found, invalid_config.
+   * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, permission_denied, path_not_allowed, resource_not_found, session_not_found, invalid_config.
    */
   "skills.readFile": { params: ReadFileParams; result: ReadFileResult };
   /**
-   * Rank enabled skills for a query: exact path > exact name > prefix > relevance.
+   * Rank enabled skills (disabled too with includeDisabled) for a non-blank query: exact path > exact name > prefix > relevance over word forms.
    *
    * Error kinds: session_not_found, invalid_config.
    */
@@ -904,6 +964,18 @@ export interface Methods {
   "tools.call": { params: ToolsCallParams; result: ToolsCallResult };
   /** Ready-made tool definitions for the model. */
   "tools.list": { params: ToolsListParams; result: ToolsListResult };
+  /**
+   * Whether the user trusts the repository root of a cwd, and where that comes from.
+   *
+   * Error kinds: invalid_config.
+   */
+  "trust.get": { params: TrustGetParams; result: TrustInfo };
+  /**
+   * Trust or distrust a repository root: saved in the state file, in effect at once for every session.
+   *
+   * Error kinds: invalid_config, state_unreadable, state_write_failed.
+   */
+  "trust.set": { params: TrustSetParams; result: TrustInfo };
 }
 
 /** A request method name. */
@@ -933,6 +1005,8 @@ export const METHOD_NAMES = [
   "skills.validate",
   "tools.call",
   "tools.list",
+  "trust.get",
+  "trust.set",
 ] as const satisfies readonly MethodName[];
 
 /** Every notification (either direction): its params. */

@@ -15,14 +15,14 @@ import {
   SkillsdError,
   defaultServeCommand,
 } from "../dist/index.js";
-import { PACKAGE_DIR, PYTHON, REPO, daemonEnv, makeTree, waitFor } from "./helpers.mjs";
+import { PACKAGE_DIR, PYTHON, REPO, TEST_HOOKS, daemonEnv, makeTree, waitFor } from "./helpers.mjs";
 
 function spawnDaemon(tree, { hooks = false, args, ...options } = {}) {
   return SkillsdClient.spawn({
     command: PYTHON,
     args: args ?? ["-m", "skillsd", "serve"],
     cwd: tree.project,
-    env: daemonEnv(tree, hooks ? { SKILLSD_TEST_HOOKS: "1" } : {}),
+    env: daemonEnv(tree, hooks ? { SKILLSD_TEST_HOOKS: TEST_HOOKS } : {}),
     ...options,
   });
 }
@@ -183,6 +183,25 @@ describe("typed requests against a spawned daemon", () => {
     // The connection is still fine after errors.
     assert.deepEqual(await client.ping(), {});
   });
+});
+
+test("a relative cwd means the caller's directory, not the daemon's", async () => {
+  const tree = makeTree();
+  // The daemon runs elsewhere, as a shared one does.
+  const client = spawnDaemon(tree, { cwd: tree.tmp });
+  const before = process.cwd();
+  try {
+    process.chdir(join(tree.project, ".agents"));
+    const listed = await client.listSkills({ cwd: ".." });
+    assert.equal(listed.cwd, tree.project);
+    assert.ok(listed.skills.some((s) => s.name === "pdf-forms"));
+    const hits = await client.search({ query: "pdf", cwd: "." });
+    assert.ok(hits.results.some((h) => h.skill.name === "pdf-forms"));
+  } finally {
+    process.chdir(before);
+    await client.close();
+    tree.cleanup();
+  }
 });
 
 test("close() lets the daemon exit 0 and later requests reject at once", async () => {

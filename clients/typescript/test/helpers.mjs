@@ -9,6 +9,8 @@ export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), ".."
 export const REPO = resolve(PACKAGE_DIR, "../..");
 /** The interpreter that runs the daemon: `$SKILLSD_PYTHON`, else the repo's `.venv`. */
 export const PYTHON = process.env.SKILLSD_PYTHON || join(REPO, ".venv", "bin", "python");
+/** `SKILLSD_TEST_HOOKS`: the file of test-only `_test.*` methods the daemon then loads. */
+export const TEST_HOOKS = join(REPO, "tests", "daemon", "hook_methods.py");
 
 /** Write `root/name/SKILL.md`; returns the skill directory. */
 export function writeSkill(root, name, description, { extra = "", body = "Do the thing.\n" } = {}) {
@@ -64,7 +66,7 @@ export function makeTree() {
 /** The daemon's environment for `tree`: HOME, config, state and runtime dir inside it. */
 export function daemonEnv(tree, extra = {}) {
   const env = { ...process.env };
-  for (const name of ["SKILLSD_ROOT", "AGENT_SKILLS_PATH", "SKILLSD_RUNTIME_DIR", "SKILLSD_TEST_HOOKS"]) {
+  for (const name of ["SKILLSD_ROOT", "AGENT_SKILLS_PATH", "SKILLSD_RUNTIME_DIR", "SKILLSD_TEST_HOOKS", "CODEX_HOME"]) {
     delete env[name];
   }
   return {

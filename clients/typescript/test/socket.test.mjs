@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { SkillsdClient, SkillsdError } from "../dist/index.js";
-import { PYTHON, daemonEnv, makeTree, waitFor } from "./helpers.mjs";
+import { PYTHON, TEST_HOOKS, daemonEnv, makeTree, waitFor } from "./helpers.mjs";
 
 let tree;
 let daemon;
@@ -36,7 +36,7 @@ before(() => {
   socketPath = join(runtime, "skillsd.sock");
   daemon = spawn(PYTHON, ["-m", "skillsd", "serve", "--socket", socketPath], {
     cwd: tree.project,
-    env: daemonEnv(tree, { SKILLSD_RUNTIME_DIR: runtime, SKILLSD_TEST_HOOKS: "1" }),
+    env: daemonEnv(tree, { SKILLSD_RUNTIME_DIR: runtime, SKILLSD_TEST_HOOKS: TEST_HOOKS }),
     stdio: ["ignore", "ignore", "pipe"],
   });
   daemon.stderr.setEncoding("utf8");

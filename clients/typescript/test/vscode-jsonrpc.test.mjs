@@ -10,7 +10,7 @@ import { test } from "node:test";
 import rpc from "vscode-jsonrpc/node";
 
 import { ErrorCodes } from "../dist/index.js";
-import { PYTHON, daemonEnv, makeTree } from "./helpers.mjs";
+import { PYTHON, TEST_HOOKS, daemonEnv, makeTree } from "./helpers.mjs";
 
 const {
   CancellationTokenSource,
@@ -24,7 +24,7 @@ test("vscode-jsonrpc talks to skillsd over Content-Length framing", async () => 
   const tree = makeTree();
   const proc = spawn(PYTHON, ["-m", "skillsd", "serve"], {
     cwd: tree.project,
-    env: daemonEnv(tree, { SKILLSD_TEST_HOOKS: "1" }),
+    env: daemonEnv(tree, { SKILLSD_TEST_HOOKS: TEST_HOOKS }),
     stdio: ["pipe", "pipe", "pipe"],
   });
   let stderr = "";

@@ -1,8 +1,10 @@
-"""Test-only methods, registered only when ``SKILLSD_TEST_HOOKS=1`` (see `app.build_router`).
+"""Test-only ``_test.*`` methods, loaded by a daemon started with ``SKILLSD_TEST_HOOKS`` set to
+this file's path (see `skillsd.daemon.app.build_router`); `daemon_harness.env` sets it.
 
 The end-to-end tests need methods that are slow, fail, crash or print, to exercise
 cancellation, progress, draining on shutdown, error mapping and stdout purity through a real
-process. They are never part of the protocol and never listed in ``METHODS``.
+process. They are never part of the protocol, never listed in ``METHODS`` and not shipped: the
+daemon loads this file by path, so it must import nothing from ``tests``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import msgspec
 
 from skillsd.core.errors import SkillsdError
 from skillsd.daemon.endpoint import RequestContext, Router
+from skillsd_protocol import AnyErrorData
 from skillsd_protocol.messages import Empty, Params
 
 __all__ = ["register"]
@@ -46,6 +49,7 @@ class EchoResult(msgspec.Struct, kw_only=True):
 
 
 def register(router: Router) -> None:
+    """Add the ``_test.*`` methods to ``router``."""
     router.add("_test.sleep", _sleep, params_type=SleepParams, result_type=SleepResult)
     router.add(
         "_test.spin",
@@ -80,7 +84,8 @@ def _spin(params: SleepParams, ctx: RequestContext) -> SleepResult:
 
 
 def _fail(params: FailParams, ctx: RequestContext) -> Empty:
-    raise SkillsdError(params.kind, params.message, **params.data)
+    data = msgspec.convert({"kind": params.kind, **params.data}, AnyErrorData)
+    raise SkillsdError(params.message, data)
 
 
 def _crash(params: Params, ctx: RequestContext) -> Empty:

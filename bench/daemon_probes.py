@@ -1,0 +1,296 @@
+"""The real ``skillsd serve`` on stdio, measured over the protocol as an editor would use it: cold
+and warm ``skills.list``, a list after one edit, edit-to-``skills.changed`` latency,
+``skills.search`` round trips, the daemon's peak RSS, and ``ping`` throughput beside the MCP SDK.
+
+Every daemon is spawned by ``stdio_peer.spawn_isolated`` (it sees only the corpus) and initialised
+before anything is timed. Times are round trips: from writing the request to the last byte of
+its answer (the client's decoding of a large answer is not timed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from bench.baselines import start_echo_floor, start_mcp_ping_server
+from bench.contender import BenchUnavailable, Outcome, Prepare, Prepared, latencies
+from bench.corpus import Corpus, OneEdit, search_queries
+from bench.stdio_peer import CLIENT_INFO, WIRE_TIMEOUT, StdioPeer, spawn_isolated
+
+#: How long to wait for ``skills.changed`` after an edit before calling it missed (the target
+#: is 300 ms; a daemon that fell back to stat-validation never sends one on its own).
+CHANGED_TIMEOUT = 2.0
+#: Edits per run of the edit-to-``skills.changed`` latency contender.
+EDITS_PER_RUN = 5
+#: ``ping`` requests per run: one at a time, and written in one burst.
+PINGS_SEQUENTIAL = 1000
+PINGS_BURST = 2000
+
+
+def start_skillsd(corpus: Corpus, opts: argparse.Namespace, *, ping: bool = False) -> StdioPeer:
+    """A fresh ``skillsd serve``, initialised (the ``initialize`` handshake done, untimed)."""
+    peer = spawn_isolated(opts.serve_command, corpus, opts)
+    return peer.handshake({"clientInfo": CLIENT_INFO}, "initialized", ping=ping)
+
+
+#: Per corpus root, the daemon that warm contenders share (one cold catalog per N, not per case).
+_SHARED: dict[str, tuple[StdioPeer, dict[str, Any]]] = {}
+#: Per corpus root, the shared daemon's RSS (MB) after ``initialize``, before any catalog.
+_BASE_RSS: dict[str, float] = {}
+
+
+def shared_skillsd(corpus: Corpus, opts: argparse.Namespace) -> tuple[StdioPeer, dict[str, Any]]:
+    """The shared daemon for this corpus and its first (cold) ``skills.list`` result."""
+    if corpus.root not in _SHARED:
+        peer = start_skillsd(corpus, opts)
+        try:
+            if sys.platform == "linux":
+                _BASE_RSS[corpus.root] = peer.memory_mb()[1]
+            listing = peer.call("skills.list")
+        except BaseException:
+            peer.close()
+            raise
+        _SHARED[corpus.root] = (peer, listing)
+    return _SHARED[corpus.root]
+
+
+def close_shared_daemons() -> None:
+    while _SHARED:
+        _root, (peer, _listing) = _SHARED.popitem()
+        peer.close()
+
+
+def _watch_mode(peer: StdioPeer) -> str:
+    watch = peer.call("context.inspect")["skills"]["watch"]
+    return str(watch["mode"]) + (f" ({watch['reason']})" if watch.get("reason") else "")
+
+
+def _list_outcome(seconds: float, line: bytes, detail: str | None = None) -> Outcome:
+    result = msgspec.json.decode(line)["result"]
+    return Outcome.counted(
+        len(result["skills"]), len(result["errors"]), seconds=seconds, detail=detail
+    )
+
+
+def prepare_d_cold(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """The first ``skills.list`` of a fresh daemon, over the wire (to the answer's last byte).
+
+    A new daemon is started and initialised before each run (untimed); the run is the request.
+    It includes the scan, the parses, watching every root, and encoding the answer.
+    """
+    state: dict[str, StdioPeer | None] = {"peer": None}
+
+    def fresh() -> None:
+        stop()
+        state["peer"] = start_skillsd(corpus, opts)
+
+    def run() -> Outcome:
+        peer = state["peer"]
+        assert peer is not None
+        seconds, line = peer.request("skills.list")
+        return _list_outcome(seconds, line, f"answer {len(line) / 1e6:.1f} MB")
+
+    def stop() -> None:
+        if state["peer"] is not None:
+            state["peer"].close()
+            state["peer"] = None
+
+    return Prepared(run, before_each=fresh, cleanup=stop)
+
+
+def prepare_d_warm(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.list`` served from the daemon's cache (nothing changed since the last one)."""
+    peer, _ = shared_skillsd(corpus, opts)
+    mode = _watch_mode(peer)
+
+    def run() -> Outcome:
+        seconds, line = peer.request("skills.list")
+        decode_start = time.perf_counter()
+        outcome = _list_outcome(seconds, line)
+        decode = time.perf_counter() - decode_start
+        outcome.detail = (
+            f"answer {len(line) / 1e6:.1f} MB (the client's decode, {decode * 1e3:.0f} ms, "
+            f"not timed); watch mode: {mode}"
+        )
+        return outcome
+
+    return Prepared(run)
+
+
+def prepare_d_warm_scope(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """A cached ``skills.list`` filtered to ``scope: "user"`` (none: the corpus is an extra
+    root): the same request path without encoding 10 000 skills, for comparison."""
+    peer, _ = shared_skillsd(corpus, opts)
+
+    def run() -> Outcome:
+        seconds, line = peer.request("skills.list", {"scope": "user"})
+        return _list_outcome(seconds, line, f"answer {len(line) / 1e3:.0f} kB (load errors only)")
+
+    return Prepared(run)
+
+
+def _valid_skill(listing: dict[str, Any], fraction: float) -> dict[str, Any]:
+    skills: list[dict[str, Any]] = listing["skills"]
+    if not skills:
+        raise BenchUnavailable("the corpus has no valid skill to edit")
+    return skills[int(len(skills) * fraction)]
+
+
+def prepare_d_relist(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.list`` after one SKILL.md was saved (atomically) and ``skills.changed`` came.
+
+    The edit and the wait for the notification are untimed; the run is the next list. The
+    notification must name exactly the edited skill in ``changed`` (and nothing else).
+    """
+    peer, listing = shared_skillsd(corpus, opts)
+    skill = _valid_skill(listing, 0.4)
+    editor = OneEdit(skill["path"])
+    state: dict[str, Any] = {"params": None}
+
+    def edit() -> None:
+        peer.notifications.clear()
+        editor.edit()
+        try:
+            _, state["params"] = peer.wait_notification("skills.changed", CHANGED_TIMEOUT)
+        except TimeoutError:
+            state["params"] = None
+
+    def run() -> Outcome:
+        seconds, line = peer.request("skills.list")
+        outcome = _list_outcome(seconds, line)
+        params = state["params"]
+        if params is None:
+            outcome.problem = f"no skills.changed within {CHANGED_TIMEOUT:g} s of the edit"
+        elif params["changed"] != [skill["id"]] or params["added"] or params["removed"]:
+            outcome.problem = f"skills.changed did not name exactly the edited skill: {params}"
+        else:
+            outcome.parsed = 1  # the one edited file, and nothing else, changed
+        return outcome
+
+    return Prepared(run, before_each=edit, cleanup=editor.restore)
+
+
+def prepare_d_changed(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """Edit-to-``skills.changed`` latency: from the atomic save (the rename) to the
+    notification's arrival, ``EDITS_PER_RUN`` edits per run, one at a time."""
+    peer, listing = shared_skillsd(corpus, opts)
+    editor = OneEdit(_valid_skill(listing, 0.6)["path"])
+
+    def run() -> Outcome:
+        samples: list[float] = []
+        for _ in range(EDITS_PER_RUN):
+            peer.notifications.clear()
+            start = time.perf_counter()
+            editor.edit()
+            try:
+                arrived, _ = peer.wait_notification("skills.changed", CHANGED_TIMEOUT)
+            except TimeoutError:
+                # Counted as the timeout; the next edits would miss too, so they are not tried.
+                samples.append(CHANGED_TIMEOUT)
+                return Outcome.counted(
+                    len(samples) - 1,
+                    1,
+                    samples=samples,
+                    problem=f"an edit got no skills.changed within {CHANGED_TIMEOUT:g} s",
+                )
+            samples.append(arrived - start)
+            time.sleep(0.05)  # let the daemon settle, as between two saves by a person
+        return Outcome.counted(EDITS_PER_RUN, samples=samples)
+
+    return Prepared(run, cleanup=editor.restore)
+
+
+def prepare_d_search(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.search`` round trips over the wire, the same 200 queries as ``search``."""
+    peer, listing = shared_skillsd(corpus, opts)
+    skills = listing["skills"]
+    queries = search_queries(
+        [s["name"] for s in skills], [s["description"] for s in skills], corpus.seed
+    )
+    peer.call("skills.search", {"query": queries[0]})  # the daemon builds its index once
+
+    def search(query: str) -> tuple[float, bool]:
+        seconds, line = peer.request("skills.search", {"query": query})
+        return seconds, b'"count":0,' not in line
+
+    return Prepared(lambda: latencies(queries, search))
+
+
+def prepare_d_rss(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """Peak RSS (``VmHWM``) of the shared daemon holding the catalog, after every case before
+    this one used it (lists, edits, searches: its search index is built)."""
+    if sys.platform != "linux":
+        raise BenchUnavailable("peak RSS is read from /proc/PID/status (Linux only)")
+    peer, listing = shared_skillsd(corpus, opts)
+    skills, errors = len(listing["skills"]), len(listing["errors"])
+    base = _BASE_RSS.get(corpus.root, 0.0)
+    mode = _watch_mode(peer)  # after all the edits: is the daemon still watching?
+
+    def run() -> Outcome:
+        peak, now = peer.memory_mb()
+        return Outcome.counted(
+            skills,
+            errors,
+            value=peak,
+            detail=f"current RSS {now:.1f} MB; after initialize {base:.1f} MB; "
+            f"watch mode now: {mode}",
+        )
+
+    return Prepared(run)
+
+
+# -- ping: the same client loop against skillsd, the MCP SDK's server and the echo floor ---------
+
+#: Each server, started and (except the floor) initialised, having answered one ``ping``.
+PING_SERVERS: dict[str, Callable[[Corpus, argparse.Namespace], StdioPeer]] = {
+    "skillsd": lambda corpus, opts: start_skillsd(corpus, opts, ping=True),
+    "mcp": start_mcp_ping_server,
+    "floor": start_echo_floor,
+}
+
+
+def _ping_lines(peer: StdioPeer, count: int) -> bytes:
+    first = peer.reserve_ids(count)
+    return b"".join(
+        b'{"jsonrpc":"2.0","id":%d,"method":"ping"}\n' % (first + i) for i in range(count)
+    )
+
+
+def prepare_ping(server: str, burst: bool) -> Prepare:
+    """``ping`` requests over stdio: one at a time (send, wait for the answer, repeat), or all
+    written at once by a second thread while this one reads the answers (a pipelined burst)."""
+
+    def prepare(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+        peer = PING_SERVERS[server](corpus, opts)
+        count = PINGS_BURST if burst else PINGS_SEQUENTIAL
+
+        def pong_outcome(lines: list[bytes]) -> Outcome:
+            ok = sum(1 for line in lines if b'"result":{}' in line)
+            return Outcome.counted(ok, count - ok, operations=count)
+
+        def sequential() -> Outcome:
+            lines = []
+            deadline = time.monotonic() + WIRE_TIMEOUT * 6
+            for request in _ping_lines(peer, count).splitlines(keepends=True):
+                peer.write(request)
+                lines.append(peer.line(deadline))
+            return pong_outcome(lines)
+
+        def pipelined() -> Outcome:
+            data = _ping_lines(peer, count)
+            writer = threading.Thread(target=peer.write, args=(data,))
+            deadline = time.monotonic() + WIRE_TIMEOUT * 6
+            writer.start()
+            lines = [peer.line(deadline) for _ in range(count)]
+            writer.join()
+            return pong_outcome(lines)
+
+        return Prepared(pipelined if burst else sequential, cleanup=peer.close)
+
+    return prepare

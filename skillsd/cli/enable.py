@@ -1,0 +1,61 @@
+"""``skillsd enable|disable SKILL [--cwd DIR] [--json]``: the user's enable flag of one skill.
+
+The flag is saved in the user's state file (atomically), exactly as ``skills.setEnabled`` with
+``persist: "user"`` saves it, so every daemon and host applies it at their next request. A
+disabled skill stays listed (``[disabled]``) but is left out of prompts, search and mentions.
+``SKILL`` is a name (disabled skills included, so one can be enabled again), an id, or the path
+of the skill's directory or ``SKILL.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import msgspec
+
+from skillsd import operations as ops
+from skillsd.cli.catalog import catalog_view
+from skillsd.core.errors import SkillsdError
+from skillsd.core.state import StateStore, default_state_path
+from skillsd_protocol.messages import SetEnabledResult
+
+__all__ = ["register"]
+
+#: A skill that is not there, or a state file that cannot be written: a usage-level failure.
+FAILURE_STATUS = 2
+
+
+def register(subparsers: Any) -> None:
+    """Add ``enable`` and ``disable``."""
+    for verb, enabled, summary in (
+        ("enable", True, "enable a skill for you (every session and host)"),
+        ("disable", False, "disable a skill for you: kept listed, left out of prompts and search"),
+    ):
+        p = subparsers.add_parser(verb, help=summary, description=summary)
+        p.add_argument("skill", help="skill name, id, or path of the skill dir / SKILL.md")
+        p.add_argument("--cwd", help="working directory whose catalog to use (default: .)")
+        p.add_argument("--extra-root", action="append", default=[], metavar="DIR")
+        p.add_argument("--json", action="store_true", help="print the skill as JSON")
+        p.set_defaults(func=_run, enabled=enabled)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        view = catalog_view(args)
+        ref = ops.ref_from_text(view.catalog, args.skill)
+        skill = ops.resolve(view.catalog, ref, include_disabled=True)
+        was = skill.enabled
+        ops.save_enabled(StateStore(default_state_path()), view.catalog, skill, args.enabled)
+    except SkillsdError as exc:
+        print(f"skillsd {args.command}: {exc.message}", file=sys.stderr)
+        return FAILURE_STATUS
+    after = msgspec.structs.replace(skill, enabled=args.enabled)
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(SetEnabledResult(skill=after)) + b"\n")
+        return 0
+    verb = "enabled" if args.enabled else "disabled"
+    already = " (it already was)" if was == args.enabled else ""
+    print(f"{skill.name} {verb} for you{already}: {skill.path}")
+    return 0

@@ -1,0 +1,73 @@
+"""``skillsd trust [PATH] [--revoke] [--json]``: trust (or stop trusting) a repository.
+
+Until you trust a repository root, its skills' ``allowed-tools`` grant nothing and its
+``.agents/skillsd.toml`` can only tighten your policy (SPEC 15). The decision is saved in the
+user's state file (atomically), exactly as ``trust.set`` saves it, so every running daemon
+applies it at its next check. ``PATH`` is any directory inside the repository (default: .);
+its repository root is what gets trusted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+import msgspec
+
+from skillsd import operations as ops
+from skillsd.core.config import project_config_path
+from skillsd.core.effective_config import ConfigSource
+from skillsd.core.errors import SkillsdError
+from skillsd.core.permissions import Policy
+from skillsd.core.state import StateStore, default_state_path
+from skillsd.core.trust import resolve_trust
+
+__all__ = ["register"]
+
+#: Not a directory, a bad config, or a state file that cannot be written.
+FAILURE_STATUS = 2
+
+
+def register(subparsers: Any) -> None:
+    """Add ``trust``."""
+    summary = "trust a repository: its skills' allowed-tools and project config allow rules count"
+    p = subparsers.add_parser("trust", help=summary, description=summary)
+    p.add_argument("path", nargs="?", default=".", help="a directory in the repository (default .)")
+    p.add_argument("--revoke", action="store_true", help="stop trusting it")
+    p.add_argument("--json", action="store_true", help="print the trust state as JSON")
+    p.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    path = os.path.realpath(args.path)
+    if not os.path.isdir(path):
+        print(f"skillsd trust: {args.path}: not a directory", file=sys.stderr)
+        return FAILURE_STATUS
+    source = ConfigSource(os.environ)
+    state = StateStore(default_state_path())
+    try:
+        config, _sources, root = source.for_cwd(path)
+        state.set_trust(root, not args.revoke)
+        trust = resolve_trust(
+            root, state.trust_decisions(), source.user().trust, home=os.path.expanduser("~")
+        )
+    except SkillsdError as exc:
+        print(f"skillsd trust: {exc.message}", file=sys.stderr)
+        return FAILURE_STATUS
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(ops.trust_info(trust)) + b"\n")
+        return 0
+    if trust.trusted:
+        print(f"trusted: {root}")
+        print("  its skills' allowed-tools now grant, and its project config's allow rules apply")
+    else:
+        print(f"not trusted: {root}")
+        print("  its skills' allowed-tools grant nothing; its project config can only tighten")
+    policy = Policy.from_config(config.permissions, config.project_permissions)
+    never = [i for i in policy.ignored_now(trust.trusted) if not i.until_trusted]
+    if never:
+        print(f"  always ignored in {project_config_path(root)}:")
+        print("\n".join(f"    {i.key}: {i.rule}" for i in never))
+    return 0

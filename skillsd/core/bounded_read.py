@@ -1,0 +1,92 @@
+"""The daemon's one way to read a file it did not create (SPEC 18).
+
+The file is opened with ``O_NONBLOCK``, so opening a FIFO never waits for a writer; the open
+descriptor is ``fstat``-ed and anything but a regular file (FIFO, device, socket, directory) is
+refused before a byte is read; and reads stop at a cap, so even a file that grows while it is
+read cannot make one unbounded. Symlinks are followed: it is the file they lead to that is
+checked, so a link to ``/dev/zero`` is refused like the device itself.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+from skillsd.core.file_version import StatKey
+
+__all__ = [
+    "BoundedRead",
+    "NotRegularFile",
+    "open_regular_file",
+    "read_at_most",
+    "read_regular_file",
+]
+
+# O_NONBLOCK only matters for the open (a FIFO); reads of a regular file ignore it.
+_OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+class NotRegularFile(OSError):
+    """The path leads to a FIFO, device, socket or directory; ``key`` is that node's version."""
+
+    def __init__(self, path: str, key: StatKey) -> None:
+        super().__init__(f"{path}: not a regular file (a FIFO, device, socket or directory)")
+        self.path = path
+        self.key = key
+        self.strerror = "not a regular file (a FIFO, device, socket or directory)"
+
+
+@dataclass(frozen=True, slots=True)
+class BoundedRead:
+    """What :func:`read_regular_file` read: at most ``max_bytes`` of the file's bytes."""
+
+    data: bytes
+    key: StatKey
+    #: The file holds more than the cap allowed (``data`` is then exactly ``max_bytes`` long).
+    over_cap: bool
+
+
+def open_regular_file(path: str) -> tuple[int, os.stat_result]:
+    """Open ``path`` for reading without blocking; the caller closes the descriptor.
+
+    Raises ``OSError`` from the open (``FileNotFoundError`` when it does not exist; a NUL byte
+    in the path is ``ValueError``) and :class:`NotRegularFile` (descriptor already closed).
+    """
+    fd = os.open(path, _OPEN_FLAGS)
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotRegularFile(path, StatKey.of(st))
+    return fd, st
+
+
+def read_at_most(fd: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes from ``fd``'s position, fewer only at the end of the file."""
+    chunks: list[bytes] = []
+    got = 0
+    while got < limit:
+        chunk = os.read(fd, limit - got)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def read_regular_file(path: str, max_bytes: int) -> BoundedRead:
+    """Read a whole regular file, or its first ``max_bytes`` bytes and ``over_cap`` set.
+
+    Raises what :func:`open_regular_file` raises, and ``OSError`` from the read.
+    """
+    fd, st = open_regular_file(path)
+    try:
+        data = read_at_most(fd, max_bytes + 1)
+    finally:
+        os.close(fd)
+    over = len(data) > max_bytes
+    return BoundedRead(data=data[:max_bytes] if over else data, key=StatKey.of(st), over_cap=over)

@@ -1,0 +1,540 @@
+"""The operations behind every face: one synchronous function per concern.
+
+The daemon's handlers, the CLI and ``tools.call`` (and, through the daemon, the TUI) run the
+same functions here, so each request is assembled once: config defaults, the ``skill_load``
+gate and its refusal, the shapes of the results. Each operation takes what the request sees
+(:class:`OperationView`) plus its params Struct and returns a protocol Struct, or raises
+:class:`~skillsd.core.errors.SkillsdError`.
+
+Nothing here awaits. A daemon runs the operations that read files in a worker thread and keeps
+session changes on its event loop: :func:`load` only reads, :func:`record_load` remembers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from skillsd.core.agents import (
+    ResolvedSkill,
+    agent_dirs,
+    check_references,
+    discover_agents,
+    find_agent,
+    render_agent,
+    resolve_agent_skills,
+)
+from skillsd.core.catalog import Catalog, build_catalog, list_result
+from skillsd.core.catalog_prompt import render_active_skills, render_catalog
+from skillsd.core.config import Config, DiscoveryConfig
+from skillsd.core.discovery import Root, RootPlan, compute_roots
+from skillsd.core.effective_config import ConfigSource
+from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.loading import load_skill, record_load
+from skillsd.core.mentions import find_mentions, mentions_hint, resolve_mentions
+from skillsd.core.model_tools import (
+    ToolRequest,
+    error_text,
+    list_text,
+    read_file_text,
+    search_text,
+    user_only_text,
+)
+from skillsd.core.permissions import SKILL_LOAD, Check, Policy, skill_load_rule
+from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
+from skillsd.core.search import SearchIndex
+from skillsd.core.sessions import Session
+from skillsd.core.skillfile import SKILL_FILE, Mode, ParsedSkillFile, read_skill_file
+from skillsd.core.state import StateStore
+from skillsd.core.trust import TrustState, resolve_trust
+from skillsd_protocol import Diagnostic, SkillMetadata
+from skillsd_protocol.errors import (
+    PermissionDeniedData,
+    PermissionRequiredData,
+    SkillNotFoundData,
+)
+from skillsd_protocol.messages import (
+    AgentDefinition,
+    AgentLoadError,
+    AgentsGetParams,
+    AgentsGetResult,
+    AgentsListResult,
+    CatalogInfo,
+    IgnoredRule,
+    InspectParams,
+    InspectResult,
+    InspectTrust,
+    ListParams,
+    ListResult,
+    LoadParams,
+    LoadResult,
+    MentionsParams,
+    MentionsResult,
+    PermissionPrompt,
+    PromptParams,
+    PromptResult,
+    ReadFileParams,
+    ReadFileResult,
+    RefParams,
+    SearchParams,
+    SearchResult,
+    ToolsCallResult,
+    TrustInfo,
+    ValidateParams,
+    ValidateResult,
+    WatchInfo,
+)
+
+__all__ = [
+    "OperationView",
+    "PolicyCheck",
+    "ToolCall",
+    "agents_get",
+    "agents_list",
+    "gate_load",
+    "inspect",
+    "list_skills",
+    "load",
+    "local_view",
+    "mentions",
+    "prompt",
+    "read_file",
+    "record_load",
+    "resolve",
+    "search",
+    "session_cwd",
+    "skill_file_verdict",
+    "tool_failure",
+    "tools_call",
+    "trust_info",
+    "validate",
+]
+
+#: The policy decision for one call: (session whose memory and grants count, tool, input).
+PolicyCheck = Callable[[Session | None, str, str | None], Check]
+
+
+#: What a skill id looks like (SPEC 2: 24 hex digits).
+_SKILL_ID = re.compile(r"[0-9a-f]{24}")
+
+
+@dataclass(frozen=True, slots=True)
+class OperationView:
+    """What an operation sees: the request's catalog, its session, and the permission policy.
+
+    ``check`` is None when the user acts directly (the CLI): nothing is gated then (SPEC 7).
+    ``trust`` is the trust of the catalog's repository root, and ``is_trusted`` answers it for
+    any root (a session may hold skills loaded from another repository): SPEC 15.
+    """
+
+    catalog: Catalog
+    session: Session | None = None
+    check: PolicyCheck | None = None
+    trust: TrustState | None = None
+    is_trusted: Callable[[str], bool] | None = None
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the catalog's repository root is trusted (not known: not trusted)."""
+        return self.trust is not None and self.trust.trusted
+
+    @property
+    def cwd(self) -> str:
+        return self.catalog.cwd
+
+    @property
+    def config(self) -> Config:
+        return self.catalog.config
+
+
+def local_view(
+    cwd: str,
+    *,
+    env: Mapping[str, str],
+    home: str,
+    extra_roots: Iterable[str] = (),
+    disabled: Collection[str] = frozenset(),
+    trust_decisions: Mapping[str, bool] | None = None,
+) -> OperationView:
+    """The view of a process without a daemon: the catalog of ``cwd`` (a real directory), built
+    now, with no session and no policy, and the repository's trust (the state file's
+    ``trust_decisions``, else the config). The repo root is found once, with the config."""
+    config, _sources, repo_root = ConfigSource(env).for_cwd(cwd)
+    plan = compute_roots(
+        cwd, config, home=home, env=env, client_extra_roots=extra_roots, repo_root=repo_root
+    )
+    catalog = build_catalog(plan, config, disabled=disabled)
+    # The merged config's [trust] is the user's: layering drops a project's.
+    trust = resolve_trust(catalog.root, trust_decisions or {}, config.trust, home=home)
+    return OperationView(catalog, trust=trust)
+
+
+# -- resolving and gating --------------------------------------------------------------------
+
+
+def resolve(catalog: Catalog, ref: RefParams, *, include_disabled: bool = False) -> SkillMetadata:
+    """The skill a request names (``path`` > ``id`` > ``name``); naming none is a bad param."""
+    if ref.path is None and ref.id is None and ref.name is None:
+        raise SkillsdError("give one of `path`, `id` or `name`", InvalidParamsData())
+    return catalog.resolve(
+        path=ref.path, id=ref.id, name=ref.name, include_disabled=include_disabled
+    )
+
+
+def ref_from_text(catalog: Catalog, text: str) -> RefParams:
+    """A skill reference a person typed: a path if it looks like one, an id if one matches, else
+    a name."""
+    if os.sep in text or os.path.exists(os.path.join(catalog.cwd, text)):
+        return RefParams(path=text)
+    if _SKILL_ID.fullmatch(text) and catalog.get(text) is not None:
+        return RefParams(id=text)
+    return RefParams(name=text)
+
+
+def save_enabled(state: StateStore, catalog: Catalog, skill: SkillMetadata, enabled: bool) -> None:
+    """The user's enable flag of ``skill`` in the state file (``skills.setEnabled`` with
+    ``persist: "user"`` and ``skillsd enable|disable``). Writes a file: run it off the loop."""
+    real = catalog.real_path_of[skill.id]
+    # Every spelling a hand-edited state file may use, so enabling clears them all.
+    aliases = (skill.id, skill.path, skill.dir, os.path.dirname(real))
+    state.set_enabled(aliases, enabled, key=real)
+
+
+def gate_load(
+    view: OperationView,
+    skill: SkillMetadata,
+    *,
+    agent: str | None = None,
+    reading: bool = False,
+    deny_only: bool = False,
+) -> SkillsdError | None:
+    """SPEC 7: loading is the tool ``skill_load`` with the skill's name as input. The error for
+    a decision that is not ``allow``, or None.
+
+    For an ``agent``'s skill the agent file is the user's own configuration, so only a deny
+    holds (with no session's memory): there is nobody to ask. ``reading`` words the refusal
+    for a read of the skill's files (SPEC 15), and ``deny_only`` lets an ``ask`` through."""
+    if view.check is None:
+        return None
+    session = None if agent is not None else view.session
+    check = view.check(session, SKILL_LOAD, skill.name)
+    if check.decision == "allow" or ((agent is not None or deny_only) and check.decision != "deny"):
+        return None
+    if check.decision == "deny":
+        why = f"the {check.layer} rule {check.rule!r}" if check.rule else "the default action"
+        subject = f"{'reading' if reading else 'loading'} skill {skill.name!r}"
+        if agent is not None:
+            subject = f"agent {agent!r} uses skill {skill.name!r}, whose loading"
+        return SkillsdError(
+            f"{subject} is denied by {why}",
+            PermissionDeniedData(
+                skill=skill.name,
+                layer=check.layer,
+                rule=check.rule or skill_load_rule(skill.name),
+                agent=agent,
+            ),
+        )
+    rule = skill_load_rule(skill.name)
+    return SkillsdError(
+        f"{'reading' if reading else 'loading'} skill {skill.name!r} needs the user's approval "
+        "(as loading it does): ask them, then call "
+        f"permissions.remember with rule {rule!r}",
+        PermissionRequiredData(skill=skill.name, layer=check.layer, rule=rule),
+    )
+
+
+# -- the catalog -----------------------------------------------------------------------------
+
+
+def list_skills(
+    view: OperationView, params: ListParams, *, state_problem: Diagnostic | None = None
+) -> ListResult:
+    """``skills.list``: the catalog, plus the state file's problem if there is one."""
+    result = list_result(view.catalog, scope=params.scope, include_disabled=params.include_disabled)
+    result.trusted = view.trusted
+    if state_problem is not None:
+        result.diagnostics = [*result.diagnostics, state_problem]
+    return result
+
+
+def search(
+    view: OperationView,
+    index: SearchIndex,
+    params: SearchParams,
+    *,
+    disabled_ids: frozenset[str] = frozenset(),
+) -> SearchResult:
+    """``skills.search`` over ``index`` (built from the view's skills) with the config's limits;
+    ``disabled_ids`` are skills the view disables that the index still lists."""
+    if not params.query.strip():
+        # The wire rejects a blank query at decode time; the CLI builds params directly.
+        raise SkillsdError(
+            "the query is empty: `skillsd list` shows every skill", InvalidParamsData(field="query")
+        )
+    limits = view.config.search
+    return index.search(
+        params.query,
+        limit=params.limit,
+        scope=params.scope,
+        tags=params.tags,
+        cwd=view.cwd,
+        disabled_ids=disabled_ids,
+        include_disabled=params.include_disabled,
+        default_limit=limits.default_limit,
+        max_limit=limits.max_limit,
+    )
+
+
+def load(view: OperationView, params: LoadParams) -> LoadResult:
+    """``skills.load``: resolve, gate, then read and render (or the reload reminder).
+
+    Reads files; records nothing in the session (give the result to :func:`record_load`)."""
+    skill = resolve(view.catalog, params)
+    refusal = gate_load(view, skill)
+    if refusal is not None:
+        raise refusal
+    loaded = load_skill(view.session, skill, force=params.force, format=params.format or "codelia")
+    if skill.scope == "repo" and not view.trusted:
+        loaded.withheld_grants = list(dict.fromkeys(skill.allowed_tools or ()))
+    return loaded
+
+
+def read_file(
+    view: OperationView, params: ReadFileParams, *, model: bool = False
+) -> ReadFileResult:
+    """``skills.readFile``: a window of one file inside the skill's directory, checked like a
+    load of the skill (SPEC 15): a deny refuses it; for the ``model`` (``skill_read_file``), a
+    skill its session has not loaded also needs the load's ``ask`` answered."""
+    skill = resolve(view.catalog, params)
+    loaded = view.session is not None and skill.path in view.session.loaded
+    refusal = gate_load(view, skill, reading=True, deny_only=not model or loaded)
+    if refusal is not None:
+        raise refusal
+    return read_resource(skill.dir, params.file, offset=params.offset, length=params.length)
+
+
+def prompt(view: OperationView, params: PromptParams) -> PromptResult:
+    """``skills.prompt``: the catalog for a system prompt, or (``active``) the session's loaded
+    skills re-rendered; unset budgets come from the config."""
+    budget = view.config.prompt
+    fmt = params.format or budget.format
+    max_entries = params.max_entries if params.max_entries is not None else budget.max_entries
+    if params.active:
+        if view.session is None:
+            raise SkillsdError("`active` needs `sessionId`", InvalidParamsData())
+        # A copy in one step: the event loop may record a load while this thread reads.
+        records = list(view.session.loaded.values())
+        loaded = []
+        for record in records:
+            skill = view.catalog.get(record.id)
+            if skill is not None:
+                loaded.append((skill, read_skill_file_content(skill.path).body))
+        return render_active_skills(
+            loaded, format=fmt, max_entries=max_entries, max_bytes=params.max_bytes
+        )
+    return render_catalog(
+        view.catalog.skills,
+        format=fmt,
+        max_entries=max_entries,
+        max_bytes=params.max_bytes if params.max_bytes is not None else budget.max_bytes,
+        include_location=params.include_location,
+    )
+
+
+def mentions(view: OperationView, params: MentionsParams) -> MentionsResult:
+    """``skills.mentions``: ``$name`` and ``[$name](path)`` in user text, resolved."""
+    catalog = view.catalog
+    names = {s.name for s in catalog.skills if s.enabled}
+    found = resolve_mentions(find_mentions(params.text, names), catalog.resolve)
+    return MentionsResult(mentions=found, hint=mentions_hint(found))
+
+
+def inspect(
+    view: OperationView,
+    params: InspectParams,
+    *,
+    watch: WatchInfo,
+    state_problem: Diagnostic | None = None,
+) -> InspectResult:
+    """``context.inspect``: the session's state and the catalog with how it is kept current."""
+    catalog = view.catalog
+    diagnostics = catalog.diagnostics
+    if state_problem is not None:
+        diagnostics = [*diagnostics, state_problem]
+    info = CatalogInfo(
+        cwd=catalog.cwd,
+        root=catalog.root,
+        generation=catalog.generation,
+        watch=watch,
+        errors=catalog.errors,
+        diagnostics=diagnostics,
+        skills=catalog.skills if params.include_skills else [],
+    )
+    session = view.session
+    session_info = session.info(view.is_trusted) if session is not None else None
+    trust = None
+    if view.trust is not None:
+        policy = Policy.from_config(view.config.permissions, view.config.project_permissions)
+        ignored = [
+            IgnoredRule(rule=i.rule, key=i.key, until_trusted=i.until_trusted)
+            for i in policy.ignored_now(view.trust.trusted)
+        ]
+        t = view.trust
+        trust = InspectTrust(root=t.root, trusted=t.trusted, source=t.source, ignored=ignored)
+    return InspectResult(session=session_info, skills=info, trust=trust)
+
+
+# -- workspace trust -------------------------------------------------------------------------
+
+
+def trust_info(trust: TrustState) -> TrustInfo:
+    """``trust.get`` / ``trust.set``'s answer."""
+    return TrustInfo(root=trust.root, trusted=trust.trusted, source=trust.source)
+
+
+# -- validation ------------------------------------------------------------------------------
+
+
+def skill_file_verdict(
+    skill_md: str, mode: Mode, *, fail_on_warnings: bool = False
+) -> tuple[ParsedSkillFile, bool]:
+    """Read one SKILL.md in full and judge it: valid when it has fields and no error (with
+    ``fail_on_warnings``, no warning either)."""
+    parsed = read_skill_file(skill_md, mode=mode, read_body=True)
+    failing = {"error", "warning"} if fail_on_warnings else {"error"}
+    valid = parsed.fields is not None and not any(d.severity in failing for d in parsed.diagnostics)
+    return parsed, valid
+
+
+def validate(params: ValidateParams) -> ValidateResult:
+    """``skills.validate``: one skill dir or SKILL.md, and the skill as a catalog would list it."""
+    path = os.path.abspath(params.path)
+    skill_md = path if os.path.basename(path) == SKILL_FILE else os.path.join(path, SKILL_FILE)
+    if not os.path.exists(skill_md):
+        raise SkillsdError(
+            f"{skill_md}: no SKILL.md there to validate", SkillNotFoundData(suggestions=[])
+        )
+    mode = params.mode or "strict"
+    parsed, valid = skill_file_verdict(skill_md, mode)
+    skill = None
+    if valid:
+        # The skill as a catalog would list it: an extra root that is itself a skill.
+        skill_dir = os.path.dirname(skill_md)
+        config = Config(validation=mode, discovery=DiscoveryConfig(auto=False))
+        plan = RootPlan(cwd=skill_dir, repo_root=skill_dir, roots=(Root(skill_dir, "extra"),))
+        listed = build_catalog(plan, config).skills
+        skill = listed[0] if listed else None
+    return ValidateResult(valid=valid, skill=skill, diagnostics=parsed.diagnostics)
+
+
+# -- sessions --------------------------------------------------------------------------------
+
+
+def session_cwd(daemon_cwd: str, requested: str | None) -> str:
+    """The real directory a new session works in (relative to the daemon's cwd)."""
+    cwd = os.path.join(daemon_cwd, requested) if requested is not None else daemon_cwd
+    if not os.path.isdir(cwd):
+        raise SkillsdError(f"cwd {cwd!r} is not a directory", InvalidParamsData())
+    return os.path.realpath(cwd)
+
+
+# -- agents ----------------------------------------------------------------------------------
+
+
+def _agents(
+    view: OperationView, home: str, env: Mapping[str, str]
+) -> tuple[list[AgentDefinition], list[AgentLoadError]]:
+    return discover_agents(agent_dirs(view.cwd, view.config, home=home, env=env))
+
+
+def _by_name(catalog: Catalog) -> Callable[[str], SkillMetadata]:
+    return lambda name: catalog.resolve(name=name)
+
+
+def agents_list(view: OperationView, *, home: str, env: Mapping[str, str]) -> AgentsListResult:
+    """``agents.list``: every agent definition, and the ones that cannot be used, with why."""
+    agents, errors = _agents(view, home, env)
+    errors += check_references(agents, _by_name(view.catalog))
+    return AgentsListResult(agents=agents, errors=errors)
+
+
+def agents_get(
+    view: OperationView, params: AgentsGetParams, *, home: str, env: Mapping[str, str]
+) -> AgentsGetResult:
+    """``agents.get``: one agent, its skills resolved, and (``render``) its prompt; a deny rule
+    on one of its skills refuses the render."""
+    agents, _errors = _agents(view, home, env)
+    agent = find_agent(agents, params.name)
+    skills = resolve_agent_skills(agent, _by_name(view.catalog))
+    prompt = None
+    if params.render:
+        for skill in skills:
+            refusal = gate_load(view, skill, agent=agent.name)
+            if refusal is not None:
+                raise refusal
+        resolved = [
+            ResolvedSkill(s, read_skill_file_content(s.path).body, list_skill_files(s.dir))
+            for s in skills
+        ]
+        prompt = render_agent(agent, resolved)
+    return AgentsGetResult(agent=agent, skills=skills, prompt=prompt)
+
+
+# -- model-facing tools ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A ``tools.call`` outcome: the model's text, and the load to record in the session."""
+
+    result: ToolsCallResult
+    loaded: LoadResult | None = None
+
+
+def tool_failure(exc: SkillsdError) -> ToolsCallResult:
+    """A failed tool call as model text (with the approval to ask for, if that is why)."""
+    permission = None
+    data = exc.data
+    if isinstance(data, PermissionDeniedData | PermissionRequiredData) and data.rule is not None:
+        permission = PermissionPrompt(
+            decision="deny" if isinstance(data, PermissionDeniedData) else "ask", rule=data.rule
+        )
+    return ToolsCallResult(content=error_text(exc), is_error=True, permission=permission)
+
+
+def tools_call(
+    view: OperationView,
+    request: ToolRequest,
+    index: tuple[SearchIndex, frozenset[str]] | None = None,
+) -> ToolCall:
+    """``tools.call``: the operation a model's decoded tool call names, as model text. A search
+    needs ``index`` (and the ids it must treat as disabled). Never raises a ``SkillsdError``."""
+    try:
+        catalog = view.catalog
+        if request.operation == "list":
+            return ToolCall(ToolsCallResult(content=list_text(catalog.skills), is_error=False))
+        if request.operation == "search":
+            assert index is not None, "a search needs the view's search index"
+            found = search(
+                view,
+                index[0],
+                SearchParams(query=request.query or "", limit=request.limit, scope=request.scope),
+                # The model never sees the skills only the user may invoke (SPEC 13).
+                disabled_ids=index[1] | catalog.model_hidden,
+            )
+            return ToolCall(ToolsCallResult(content=search_text(found), is_error=False))
+        ref = RefParams(path=request.path, name=request.name)
+        if request.operation == "load":
+            skill = resolve(catalog, ref)
+            if not skill.invocation.model:
+                return ToolCall(ToolsCallResult(content=user_only_text(skill), is_error=True))
+            loaded = load(view, LoadParams(path=ref.path, name=ref.name))
+            return ToolCall(ToolsCallResult(content=loaded.content, is_error=False), loaded)
+        window = read_file(
+            view, ReadFileParams(path=ref.path, name=ref.name, file=request.file or ""), model=True
+        )
+        return ToolCall(ToolsCallResult(content=read_file_text(window), is_error=False))
+    except SkillsdError as exc:
+        return ToolCall(tool_failure(exc))

@@ -1,0 +1,121 @@
+"""Issue 14 through the real CLI: ``--version``, ``enable``/``disable``, ``doctor --agents``, the
+``list`` summary of what was left out, word-form search and a blank query."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillsd import __version__
+from tests.corpora import CORPORA, needs_corpora
+from tests.daemon.skill_tree import daemon_env, make_project, write_skill
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    return make_project(tmp_path)
+
+
+def run(
+    tree: dict[str, Path], *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skillsd", *args],
+        cwd=cwd or tree["project"],
+        env=daemon_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_version(tree: dict[str, Path]) -> None:
+    out = run(tree, "--version")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"skillsd {__version__} (protocol 1.0)"
+
+
+def test_disable_then_enable_by_name(tree: dict[str, Path]) -> None:
+    off = run(tree, "disable", "commit-message")
+    assert off.returncode == 0, off.stderr
+    assert off.stdout.startswith("commit-message disabled for you: ")
+    listed = json.loads(run(tree, "list", "--json").stdout)
+    flags = {s["name"]: s["enabled"] for s in listed["skills"] if s["name"] != "release-notes"}
+    assert flags == {"pdf-forms": True, "commit-message": False}
+    assert "[disabled]" in run(tree, "list").stdout
+    # Disabled skills are out of search, but still resolve by name to be enabled again.
+    assert "commit-message" not in run(tree, "search", "commit").stdout
+    on = run(tree, "enable", "commit-message", "--json")
+    assert on.returncode == 0, on.stderr
+    assert json.loads(on.stdout)["skill"]["enabled"] is True
+    assert "[disabled]" not in run(tree, "list").stdout
+    again = run(tree, "enable", "commit-message")
+    assert "(it already was)" in again.stdout
+    # By path, from a subfolder.
+    pdf = run(tree, "disable", os.fspath(tree["pdf"]), cwd=tree["sub"])
+    assert pdf.returncode == 0, pdf.stderr
+    assert "pdf-forms disabled" in pdf.stdout
+
+
+def test_enable_refuses_unknown_and_ambiguous_names(tree: dict[str, Path]) -> None:
+    unknown = run(tree, "disable", "comit-message")
+    assert unknown.returncode == 2
+    assert "commit-message" in unknown.stderr  # the suggestion
+    ambiguous = run(tree, "disable", "release-notes")
+    assert ambiguous.returncode == 2
+    assert "pass path or id" in ambiguous.stderr
+
+
+def test_doctor_agents_prints_the_matrix_and_who_misses_what(tree: dict[str, Path]) -> None:
+    write_skill(tree["project"] / ".claude" / "skills", "claude-only", "For Claude Code.")
+    out = run(tree, "doctor", "--agents")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].split() == ["skill", "scope", "claude-code", "codex", "opencode"]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[1:] if line and "  " in line}
+    assert rows["claude-only"] == ["repo", "yes", "-", "yes"]
+    assert rows["pdf-forms"] == ["repo", "-", "yes", "yes"]
+    assert "claude-only: not found by codex" in out.stdout
+    assert "pdf-forms: not found by claude-code" in out.stdout
+    data = json.loads(run(tree, "doctor", "--agents", "--json").stdout)
+    assert data["agents"] == ["claude-code", "codex", "opencode"]
+    by_name = {r["name"]: r for r in data["skills"]}
+    assert by_name["claude-only"]["missedBy"] == ["codex"]
+    assert by_name["commit-message"]["agents"] == ["codex", "opencode"]
+    assert "$CODEX_HOME/skills" in data["folders"]["codex"]
+
+
+@needs_corpora
+def test_list_summary_says_what_was_left_out_and_how_to_keep_it(tree: dict[str, Path]) -> None:
+    lenient = run(tree, "list", "--scope", "extra", "--extra-root", os.fspath(CORPORA))
+    assert lenient.returncode == 0, lenient.stderr
+    summary = lenient.stdout.splitlines()[-1]
+    assert summary.startswith("30 skills (8 with warnings); 1 left out as invalid")
+    (tree["tmp"] / "config.toml").write_text('validation = "strict"\n')
+    strict = run(tree, "list", "--scope", "extra", "--extra-root", os.fspath(CORPORA))
+    summary = strict.stdout.splitlines()[-1]
+    # The same 24 skills-ref accepts; the project's own broken skill is the 7th left out.
+    assert summary.startswith("24 skills (2 with warnings); 7 left out as invalid (")
+    assert "5 name.mismatch" in summary and "1 description.too_long" in summary
+    assert 'validation = "lenient" in the config would keep 6' in summary
+    assert summary.endswith("see why with `skillsd doctor` or `skillsd validate PATH`")
+    # doctor says the same, next to each left-out skill's reason.
+    doctor = run(tree, "doctor", "--extra-root", os.fspath(CORPORA))
+    assert doctor.returncode == 0, doctor.stderr
+    assert 'validation = "lenient" in the config would keep 6' in doctor.stdout
+    assert "[skill.invalid] field 'name' ('vercel-composition-patterns')" in doctor.stdout
+
+
+def test_search_word_forms_and_blank_query(tree: dict[str, Path]) -> None:
+    write_skill(tree["skills"], "db", "Plan and apply database migrations.")
+    hit = run(tree, "search", "migration")
+    assert hit.returncode == 0, hit.stderr
+    assert hit.stdout.splitlines()[0].split()[1] == "db"
+    blank = run(tree, "search", "  ")
+    assert blank.returncode == 2
+    assert "query is empty" in blank.stderr

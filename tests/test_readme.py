@@ -1,0 +1,71 @@
+"""The README works as written: it starts with `make demo` and `make test`, its Python example
+runs (against a fresh shared daemon, in examples/project), and no document links outside the
+repository."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+from tests.daemon.daemon_harness import daemon_pids, kill_pid
+from tests.test_embedding_doc import isolated_env
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+
+
+def test_readme_starts_with_make_demo_and_make_test() -> None:
+    text = README.read_text(encoding="utf-8")
+    first_block = re.search(r"```sh\n(.*?)```", text, re.S)
+    assert first_block is not None
+    commands = [line.split("#")[0].strip() for line in first_block.group(1).splitlines()]
+    assert commands[:2] == ["make demo", "make test"]
+
+
+def test_readme_python_example_runs_as_written(tmp_path: Path) -> None:
+    # The example sits in a list item: its fence is indented.
+    blocks = re.findall(
+        r"^( *)```python\n(.*?)^\1```$", README.read_text(encoding="utf-8"), re.S | re.M
+    )
+    script = "\n".join(textwrap.dedent(body) for _, body in blocks)
+    assert "connect_shared" in script
+    # Unix socket paths are short: the shared daemon's runtime dir goes under /tmp.
+    runtime = Path(tempfile.mkdtemp(prefix="sdr-"))
+    env = isolated_env(tmp_path)
+    env["SKILLSD_RUNTIME_DIR"] = os.fspath(runtime / "run")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ROOT / "examples" / "project",
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        for pid in daemon_pids(runtime / "run" / "skillsd.sock"):
+            kill_pid(pid)
+        shutil.rmtree(runtime, ignore_errors=True)
+    assert done.returncode == 0, done.stderr
+    names = done.stdout.splitlines()[0]
+    assert "'release-notes'" in names and "'code-review'" in names
+    assert '<skill_context name="release-notes"' in done.stdout
+
+
+def test_docs_link_only_inside_the_repository() -> None:
+    documents = [README, *ROOT.glob("docs/*.md"), *ROOT.glob("clients/*/README.md")]
+    for doc in documents:
+        text = doc.read_text(encoding="utf-8")
+        prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
+        for target in re.findall(r"\]\(([^)\s]+)\)", prose):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue  # a web address or an anchor in the same page
+            resolved = (doc.parent / target.split("#")[0]).resolve()
+            assert resolved.is_relative_to(ROOT), f"{doc.name} links outside: {target}"
+            assert resolved.exists(), f"{doc.name} links to a missing file: {target}"
