@@ -356,7 +356,7 @@ def _default_text(info: msgspec.structs.FieldInfo) -> str:
     if info.required:
         return "**required**"
     if info.default_factory is not msgspec.NODEFAULT:
-        return f"`{json.dumps(info.default_factory())}`"
+        return f"`{msgspec.json.encode(info.default_factory()).decode()}`"
     return f"`{json.dumps(info.default)}`"
 
 

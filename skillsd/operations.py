@@ -40,6 +40,7 @@ from skillsd.core.model_tools import (
     list_text,
     read_file_text,
     search_text,
+    user_only_text,
 )
 from skillsd.core.permissions import SKILL_LOAD, Check, Policy, skill_load_rule
 from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
@@ -520,11 +521,15 @@ def tools_call(
                 view,
                 index[0],
                 SearchParams(query=request.query or "", limit=request.limit, scope=request.scope),
-                disabled_ids=index[1],
+                # The model never sees the skills only the user may invoke (SPEC 13).
+                disabled_ids=index[1] | catalog.model_hidden,
             )
             return ToolCall(ToolsCallResult(content=search_text(found), is_error=False))
         ref = RefParams(path=request.path, name=request.name)
         if request.operation == "load":
+            skill = resolve(catalog, ref)
+            if not skill.invocation.model:
+                return ToolCall(ToolsCallResult(content=user_only_text(skill), is_error=True))
             loaded = load(view, LoadParams(path=ref.path, name=ref.name))
             return ToolCall(ToolsCallResult(content=loaded.content, is_error=False), loaded)
         window = read_file(

@@ -53,7 +53,7 @@ def test_json_report_covers_config_roots_watch_state_agents_and_problems(
     (agents / "ok.md").write_text("---\nname: ok\nskills: [commit-message]\n---\nHi.\n")
     (agents / "bad.md").write_text("---\nname: bad\nskills: [nope]\n---\nHi.\n")
     (tree["skills"] / "pdf-forms" / "SKILL.md").write_text(
-        "---\nname: pdf-forms\ndescription: Forms.\nwhen_to_use: often\n---\nBody\n"
+        "---\nname: pdf-forms\ndescription: Forms.\nversion: 1.0\n---\nBody\n"
     )
 
     r = report(tree)

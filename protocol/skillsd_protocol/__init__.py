@@ -21,7 +21,11 @@ from skillsd_protocol.methods import (
     MethodSpec,
 )
 from skillsd_protocol.model import (
+    DEFAULT_INVOCATION,
     Diagnostic,
+    HostDependency,
+    HostFields,
+    Invocation,
     ResourceCounts,
     Scope,
     Severity,
@@ -30,6 +34,7 @@ from skillsd_protocol.model import (
 )
 
 __all__ = [
+    "DEFAULT_INVOCATION",
     "ERROR_DATA",
     "KIND_CODES",
     "METHODS",
@@ -43,6 +48,9 @@ __all__ = [
     "ErrorData",
     "ErrorKind",
     "ErrorObject",
+    "HostDependency",
+    "HostFields",
+    "Invocation",
     "MethodSpec",
     "ResourceCounts",
     "Scope",

@@ -25,6 +25,7 @@ ErrorKind = Literal[
     "invalid_config",
     "state_unreadable",
     "state_write_failed",
+    "not_user_invocable",
 ]
 
 
@@ -51,6 +52,7 @@ class ErrorCode(enum.IntEnum):
     INVALID_CONFIG = 1012
     STATE_UNREADABLE = 1013
     STATE_WRITE_FAILED = 1014
+    NOT_USER_INVOCABLE = 1015
 
 
 #: The code each application error kind is sent with.
@@ -71,6 +73,7 @@ KIND_CODES: dict[str, ErrorCode] = {
     "invalid_config": ErrorCode.INVALID_CONFIG,
     "state_unreadable": ErrorCode.STATE_UNREADABLE,
     "state_write_failed": ErrorCode.STATE_WRITE_FAILED,
+    "not_user_invocable": ErrorCode.NOT_USER_INVOCABLE,
 }
 
 
@@ -203,6 +206,14 @@ class StateWriteFailedData(ErrorData, tag="state_write_failed", kw_only=True):
     path: str | None = None
 
 
+class NotUserInvocableData(ErrorData, tag="not_user_invocable", kw_only=True):
+    """``skills.invoke`` of a skill whose author set ``user-invocable: false`` (SPEC 13/14):
+    only the model may load it (``skill``, at ``path``)."""
+
+    skill: str | None = None
+    path: str | None = None
+
+
 #: The typed ``data`` of each application error kind.
 ERROR_DATA: dict[str, type[ErrorData]] = {
     "skill_not_found": SkillNotFoundData,
@@ -219,6 +230,7 @@ ERROR_DATA: dict[str, type[ErrorData]] = {
     "invalid_config": InvalidConfigData,
     "state_unreadable": StateUnreadableData,
     "state_write_failed": StateWriteFailedData,
+    "not_user_invocable": NotUserInvocableData,
 }
 
 #: Decodes an application error's ``data`` into its kind's type (a tagged union on ``kind``).
@@ -237,4 +249,5 @@ AnyErrorData = (
     | InvalidConfigData
     | StateUnreadableData
     | StateWriteFailedData
+    | NotUserInvocableData
 )

@@ -168,6 +168,64 @@ class LoadResult(Wire, kw_only=True):
     withheld_grants: list[str] = msgspec.field(default_factory=list)
 
 
+# -- user invocation (SPEC 14) ------------------------------------------------------------
+
+
+class CommandsParams(Params, kw_only=True):
+    cwd: str | None = None
+    session_id: str | None = None
+
+
+class Command(Wire, kw_only=True):
+    """A slash command: a user-invocable skill (``skill`` is its id) or a Claude Code command
+    file (``.claude/commands/**/*.md``); ``path`` is the SKILL.md or the command file."""
+
+    name: str
+    description: str
+    source: Literal["skill", "command"]
+    path: str
+    argument_hint: str | None = None
+    arguments: list[str] | None = None
+    display_name: str | None = None
+    skill: str | None = None
+
+
+class CommandsResult(Wire, kw_only=True):
+    commands: list[Command]
+
+
+class InvokeParams(RefParams, kw_only=True):
+    """``command`` is what the user typed (``/name rest``, the ``/`` optional); otherwise a skill
+    ref (or a command's ``name``) and ``arguments``."""
+
+    command: str | None = None
+    arguments: str | None = None
+    cwd: str | None = None
+    session_id: str | None = None
+    format: LoadFormat | None = None
+
+
+class DynamicContext(Wire, kw_only=True):
+    """A ``!`cmd` `` or ```` ```! ```` block left in the body, never run: ``start``/``end`` are
+    code-point offsets into the substituted body, ``decision`` that of ``Bash(command)``."""
+
+    command: str
+    start: int
+    end: int
+    decision: Decision
+
+
+class InvokeResult(Wire, kw_only=True):
+    content: str
+    body: str
+    arguments: list[str]
+    dynamic_context: list[DynamicContext]
+    grants: list[str]
+    withheld_grants: list[str]
+    skill: SkillMetadata | None = None
+    command: Command | None = None
+
+
 class UnloadParams(RefParams, kw_only=True):
     session_id: str
     cwd: str | None = None

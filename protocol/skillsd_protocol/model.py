@@ -39,6 +39,56 @@ class ResourceCounts(Wire, kw_only=True):
     other: int
 
 
+# Frozen, so not a `Wire`: one instance is shared by every skill that allows both invocations.
+class Invocation(msgspec.Struct, frozen=True, kw_only=True):
+    """Who may invoke a skill (SPEC 13): the model on its own, the user as a slash command.
+
+    Both flags are always sent."""
+
+    model: bool
+    user: bool
+
+
+#: Both invocations allowed: what a skill without host fields gets (shared, it is immutable).
+DEFAULT_INVOCATION = Invocation(model=True, user=True)
+
+
+class HostDependency(Wire, kw_only=True):
+    """A tool a skill needs, from ``dependencies.tools[]`` of Codex's ``agents/openai.yaml``."""
+
+    type: str
+    value: str
+    description: str | None = None
+    transport: str | None = None
+    url: str | None = None
+
+
+class HostFields(Wire, kw_only=True):
+    """How hosts (Claude Code, Codex) run and show a skill (SPEC 13); only present keys are sent.
+
+    Icons are paths relative to the skill directory."""
+
+    argument_hint: str | None = None
+    arguments: list[str] | None = None
+    when_to_use: str | None = None
+    paths: list[str] | None = None
+    model: str | None = None
+    effort: str | None = None
+    context: str | None = None
+    agent: str | None = None
+    display_name: str | None = None
+    short_description: str | None = None
+    icon_small: str | None = None
+    icon_large: str | None = None
+    brand_color: str | None = None
+    default_prompt: str | None = None
+    dependencies: list[HostDependency] | None = None
+
+
+def _default_invocation() -> Invocation:
+    return DEFAULT_INVOCATION
+
+
 class SkillMetadata(Wire, kw_only=True):
     """A discovered, valid (or leniently accepted) skill as listed in a catalog."""
 
@@ -60,6 +110,9 @@ class SkillMetadata(Wire, kw_only=True):
     allowed_tools: list[str] | None = None
     extra_fields: dict[str, Any] | None = None
     same_name: list[str] | None = None
+    #: Always encoded: a default factory is never compared for ``omit_defaults``.
+    invocation: Invocation = msgspec.field(default_factory=_default_invocation)
+    host: HostFields | None = None
     #: The coding agents that would find this skill by their own rules (``claude-code``,
     #: ``codex``, ``opencode``); empty (and omitted) for roots only skillsd reads.
     agents: list[str] = msgspec.field(default_factory=list)

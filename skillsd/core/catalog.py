@@ -130,6 +130,8 @@ class Catalog:
     by_real_path: dict[str, SkillMetadata]
     real_path_of: dict[str, str]
     errors_by_real_path: dict[str, SkillLoadError]
+    #: Ids of the skills the model must not see (``invocation.model`` false, SPEC 13).
+    model_hidden: frozenset[str]
     #: Real path -> entry, in catalog order (errors included).
     _entries: dict[str, _Entry] = field(repr=False)
     _scan_diagnostics: list[Diagnostic] = field(repr=False)
@@ -390,6 +392,8 @@ def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
         metadata=fields.metadata,
         allowed_tools=fields.allowed_tools,
         extra_fields=fields.extra_fields,
+        invocation=fields.invocation,
+        host=fields.host,
         agents=_agents_list(found.agents),
     )
     return _Entry(found=found, id=sid, base=base, error=None)
@@ -469,6 +473,7 @@ def _assemble(
     real_path_of: dict[str, str] = {}
     errors_by_real_path: dict[str, SkillLoadError] = {}
     aliases: dict[str, str] = {}
+    model_hidden: list[str] = []
     for found in found_skills:
         real = found.real_path
         old = old_entries.get(real)
@@ -478,6 +483,7 @@ def _assemble(
         elif (
             old is not None
             and old.found.stat == found.stat
+            and old.found.host_stat == found.host_stat
             and old.found.path == found.path
             and old.found.dir == found.dir
         ):
@@ -486,7 +492,9 @@ def _assemble(
             entry = old if old.found == found else _moved(old, found)
         else:
             dir_name = os.path.basename(found.dir)
-            parsed = read_skill_file(found.path, mode=mode, dir_name=dir_name)
+            parsed = read_skill_file(
+                found.path, mode=mode, dir_name=dir_name, openai_yaml=found.host_stat is not None
+            )
             parsed_count += 1
             if parsed.stat is None and parsed.fields is None:
                 # Gone (or unopenable) between the listing and the read: a scan-level problem,
@@ -504,6 +512,8 @@ def _assemble(
             skills.append(base)
             by_real_path[real] = base
             real_path_of[base.id] = real
+            if not base.invocation.model:
+                model_hidden.append(base.id)
             group = by_name.get(base.name)
             if group is None:
                 by_name[base.name] = [base]
@@ -557,6 +567,7 @@ def _assemble(
         by_real_path=by_real_path,
         real_path_of=real_path_of,
         errors_by_real_path=errors_by_real_path,
+        model_hidden=frozenset(model_hidden),
         _entries=entries,
         _scan_diagnostics=scan_diagnostics,
         _aliases=aliases,

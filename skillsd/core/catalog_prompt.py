@@ -2,9 +2,10 @@
 
 Formats: ``xml`` (default: ``<available_skills>`` with child elements), ``codelia``
 (``<skills_context>``), ``attributes`` (``<skill name=".." description=".." location=".."/>``)
-and ``markdown`` (a list under a short how-to-use header). Only enabled skills are rendered, in
-the order given (the catalog's: scope, nearer roots, path). Descriptions are put on one line
-(whitespace runs collapsed). Text and attribute values are XML-escaped, and characters XML 1.0
+and ``markdown`` (a list under a short how-to-use header). Only enabled skills the model may
+invoke (``invocation.model``, SPEC 13) are rendered, in the order given (the catalog's: scope,
+nearer roots, path). Descriptions (with ``whenToUse`` appended) are put on one line (whitespace
+runs collapsed). Text and attribute values are XML-escaped, and characters XML 1.0
 forbids (control characters, lone surrogates, U+FFFE/U+FFFF) become U+FFFD in every format.
 
 Budget (``maxEntries`` skills, ``maxBytes`` UTF-8 bytes of the whole text), applied in stages:
@@ -28,6 +29,7 @@ from typing import Final, Literal
 
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.host_fields import model_description
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import CatalogFormat, PromptResult
 
@@ -240,15 +242,16 @@ def render_catalog(
     max_bytes: int = limits.DEFAULT_PROMPT_MAX_BYTES,
     include_location: bool = True,
 ) -> PromptResult:
-    """Render the enabled ``skills`` in ``format`` within the budget (module docstring)."""
+    """Render the enabled, model-invocable ``skills`` in ``format`` within the budget (module
+    docstring)."""
     _check_budget(max_entries, max_bytes)
     fmt = _formatter(format, include_location)
-    enabled = [s for s in skills if s.enabled]
+    enabled = [s for s in skills if s.enabled and s.invocation.model]
     total = len(enabled)
     if not total:
         return PromptResult(text="", shown=0, total=0, truncated=False, bytes=0)
     kept = enabled[:max_entries]
-    descriptions = [_one_line(s.description) for s in kept]
+    descriptions = [_one_line(model_description(s)) for s in kept]
 
     def frame(shown: int, state: DescState) -> tuple[str, str]:
         notice = _notice(shown, total, state) if shown < total or state != "full" else None

@@ -31,6 +31,7 @@ from skillsd.core import limits
 from skillsd.core.agent_folders import SKILL_FOLDERS, agents_in_order, user_folder_path
 from skillsd.core.config import DEFAULT_CONFIG, Config
 from skillsd.core.file_version import StatKey
+from skillsd.core.host_fields import OPENAI_YAML, OPENAI_YAML_DIR
 from skillsd.core.skillfile import SKILL_FILE
 from skillsd_protocol import Diagnostic, ResourceCounts, Scope
 from skillsd_protocol.model import SCOPE_ORDER
@@ -111,6 +112,10 @@ class FoundSkill:
     root: Root
     stat: StatKey | None
     resources: ResourceCounts
+    #: The stat key of ``agents/openai.yaml`` (SPEC 13) when the skill has one: part of what
+    #: identifies a version of the skill, so editing that file re-parses it. Always taken (only
+    #: skills holding an ``agents/`` folder pay the ``stat``).
+    host_stat: StatKey | None = None
     #: The agents that find this file, over every root that reached it.
     agents: tuple[str, ...] = ()
 
@@ -151,6 +156,11 @@ def find_repo_root(cwd: str, markers: Iterable[str], env: Mapping[str, str]) -> 
         if parent == current:
             return cwd
         current = parent
+
+
+def repo_chain(plan: RootPlan) -> list[str]:
+    """The directories of a plan's repo chain, ``cwd`` first, up to the repo root."""
+    return _chain(plan.repo_root, plan.cwd)
 
 
 def _chain(repo_root: str, cwd: str) -> list[str]:
@@ -328,6 +338,7 @@ def skill_from_listing(
         key = StatKey.of(st)
     counts = {"scripts": 0, "references": 0, "assets": 0}
     other = 0
+    host_key: StatKey | None = None
     for entry in entries:
         name = entry.name
         if name == SKILL_FILE or name.startswith("."):
@@ -336,6 +347,8 @@ def skill_from_listing(
             counts[name] = _count_entries(entry.path, diagnostics)
         else:
             other += 1
+            if name == OPENAI_YAML_DIR and entry.is_dir():
+                host_key = _host_file_key(os.path.join(directory, OPENAI_YAML))
     real_path = os.path.realpath(md.path) if md.is_symlink() else _join(real_dir, SKILL_FILE)
     if real_path == md.path:
         real_path = md.path  # one string, not two equal ones, for 10 000 skills
@@ -346,8 +359,24 @@ def skill_from_listing(
         root=root,
         stat=key,
         resources=ResourceCounts(other=other, **counts),
+        host_stat=host_key,
         agents=root.agents,
     )
+
+
+#: Stands for a host file that exists but cannot be stat'ed: reading it reports why.
+_UNSTATABLE = StatKey(-1, -1, -1)
+
+
+def _host_file_key(path: str) -> StatKey | None:
+    """The stat key of a skill's host file, None when there is none."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return _UNSTATABLE
+    return StatKey.of(st)
 
 
 def _join(real_dir: str, name: str) -> str:

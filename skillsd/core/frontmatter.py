@@ -27,6 +27,7 @@ __all__ = [
     "FrontmatterError",
     "Located",
     "body_text",
+    "check_nesting",
     "decode_frontmatter",
     "load_frontmatter",
     "locate_frontmatter",
@@ -343,6 +344,13 @@ def _check_depth(text: str) -> None:
         raise FrontmatterError("yaml.invalid", _describe(exc)) from None
     finally:
         loader.dispose()
+
+
+def check_nesting(text: str) -> None:
+    """Raise ``FrontmatterError`` (``yaml.too_deep``/``yaml.invalid``) for YAML nested deeper
+    than ``MAX_YAML_DEPTH``, before any recursive loader sees it (other YAML files use it too)."""
+    if len(text) > limits.YAML_UNSCANNED_CHARS:
+        _check_depth(text)
 
 
 # Every node keeps its kind's default tag; _Builder ignores tags, so BaseResolver's lookups of

@@ -71,6 +71,13 @@ MAX_READ_BYTES = 8 * 1024 * 1024
 PROMPT_MIN_DESCRIPTION_CHARS = 24
 #: Largest agent definition file read (``.agents/agents/*.md``).
 MAX_AGENT_FILE_BYTES = 1024 * 1024
+#: Largest Codex ``agents/openai.yaml`` read beside a SKILL.md (SPEC 13).
+MAX_OPENAI_YAML_BYTES = 64 * 1024
+#: Claude Code command files (``.claude/commands/**/*.md``): largest file read, folders listed per
+#: commands directory, and folder depth (``a/b/c.md`` is depth 3).
+MAX_COMMAND_FILE_BYTES = 1024 * 1024
+MAX_COMMAND_DIRS = 500
+MAX_COMMAND_DEPTH = 6
 #: Largest config file read (the user's ``config.toml``, a project's ``.agents/skillsd.toml``).
 MAX_CONFIG_FILE_BYTES = 1024 * 1024
 #: Largest state file read (``state.json``: disabled skills and remembered permissions).

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from skillsd.core.errors import InvalidArgumentsData, SkillsdError, UnknownToolData
+from skillsd.core.host_fields import model_description
 from skillsd_protocol import Scope, SkillMetadata
 from skillsd_protocol.errors import (
     AmbiguousSkillData,
@@ -224,7 +225,7 @@ def search_text(result: SearchResult) -> str:
     lines = [f"{result.count} skill(s) match; best first:"]
     for n, hit in enumerate(result.results, 1):
         s = hit.skill
-        lines.append(f"{n}. {s.name} ({s.scope}) - {s.description}\n   path: {s.path}")
+        lines.append(f"{n}. {s.name} ({s.scope}) - {model_description(s)}\n   path: {s.path}")
     if result.truncated:
         lines.append(f"({result.count - len(result.results)} more not shown; refine the query.)")
     lines.append("Load one with skill_load to get its instructions.")
@@ -232,11 +233,19 @@ def search_text(result: SearchResult) -> str:
 
 
 def list_text(skills: list[SkillMetadata]) -> str:
-    """The enabled skills as a plain list for the model."""
-    shown = [s for s in skills if s.enabled]
+    """The enabled skills the model may invoke (SPEC 13) as a plain list for the model."""
+    shown = [s for s in skills if s.enabled and s.invocation.model]
     if not shown:
         return "No skills are available."
-    return "\n".join(f"- {s.name}: {s.description} (path: {s.path})" for s in shown)
+    return "\n".join(f"- {s.name}: {model_description(s)} (path: {s.path})" for s in shown)
+
+
+def user_only_text(skill: SkillMetadata) -> str:
+    """Why the model's ``skill_load`` of a user-only skill (``invocation.model`` false) fails."""
+    return (
+        f"Skill {skill.name!r} can only be invoked by the user (as /{skill.name}); its author "
+        "disabled model invocation. Do not retry; ask the user to invoke it if it is needed"
+    )
 
 
 def read_file_text(result: ReadFileResult) -> str:

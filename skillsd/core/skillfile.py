@@ -23,6 +23,7 @@ from skillsd.core.frontmatter import (
     locate_frontmatter,
     quote_colon_values,
 )
+from skillsd.core.host_fields import read_openai_yaml, with_reading
 from skillsd.core.validation import Mode, SkillFields, validate_fields
 from skillsd_protocol import Diagnostic
 
@@ -221,13 +222,20 @@ def _read_prefix(fd: int, size: int, read_body: bool) -> bytes:
 
 
 def read_skill_file(
-    path: str, *, mode: Mode = "strict", dir_name: str | None = None, read_body: bool = False
+    path: str,
+    *,
+    mode: Mode = "strict",
+    dir_name: str | None = None,
+    read_body: bool = False,
+    openai_yaml: bool = True,
 ) -> ParsedSkillFile:
     """Read and validate the SKILL.md at ``path`` without reading its body.
 
     ``dir_name`` is the name the skill's ``name`` must equal (default: the parent directory's
     basename). With ``read_body`` the whole file (up to ``MAX_SKILL_FILE_BYTES``) is read and the
-    body returned and checked too. Never raises for problems with the file: those are diagnostics.
+    body returned and checked too. ``openai_yaml`` also reads Codex's ``agents/openai.yaml``
+    beside it (SPEC 13; a scan that saw no ``agents/`` folder passes False to save the probe).
+    Never raises for problems with the file: those are diagnostics.
     """
     if dir_name is None:
         dir_name = _default_dir_name(path)
@@ -259,6 +267,13 @@ def read_skill_file(
         data, path=path, dir_name=dir_name, mode=mode, file_size=size, read_body=read_body
     )
     parsed.stat = key
+    if openai_yaml and parsed.fields is not None:
+        reading = read_openai_yaml(os.path.dirname(path))
+        if reading.values or reading.diagnostics or reading.model is not None:
+            fields = parsed.fields
+            invocation, host = with_reading(fields.invocation, fields.host, reading)
+            parsed.fields = msgspec.structs.replace(fields, invocation=invocation, host=host)
+            parsed.diagnostics += reading.diagnostics
     return parsed
 
 

@@ -14,8 +14,9 @@ from typing import Any, Literal
 import msgspec
 
 from skillsd.core import limits
+from skillsd.core.host_fields import FRONTMATTER_FIELDS, host_from_frontmatter
 from skillsd.core.permissions import rule_problem
-from skillsd_protocol import Diagnostic
+from skillsd_protocol import DEFAULT_INVOCATION, Diagnostic, HostFields, Invocation
 
 __all__ = [
     "KNOWN_FIELDS",
@@ -53,6 +54,10 @@ class SkillFields(msgspec.Struct, frozen=True, kw_only=True):
     metadata: dict[str, str] | None = None
     allowed_tools: list[str] | None = None
     extra_fields: dict[str, Any] | None = None
+    #: From the host fields (SPEC 13) of the frontmatter, and of ``agents/openai.yaml`` once
+    #: :func:`skillsd.core.skillfile.read_skill_file` has read it.
+    invocation: Invocation = DEFAULT_INVOCATION
+    host: HostFields | None = None
 
 
 def validate_name(name: str, dir_name: str | None) -> list[tuple[str, str]]:
@@ -298,21 +303,31 @@ def validate_fields(
                     )
                 )
 
-    # everything else, kept verbatim
+    # everything else, kept verbatim; the host fields skillsd honours are read too (SPEC 13)
     extra: dict[str, Any] | None = None
+    invocation, host = DEFAULT_INVOCATION, None
     if not KNOWN_FIELDS.issuperset(raw):
         extra = {k: v for k, v in raw.items() if k not in KNOWN_FIELDS}
         for key in extra:
-            diagnostics.append(
-                Diagnostic(
-                    severity="warning",
-                    code="field.unknown",
-                    message=f"field {key!r} is not part of the Agent Skills specification "
-                    "(kept as an extra field)",
-                    field=key,
-                    path=path,
+            if key in FRONTMATTER_FIELDS:
+                code = "field.host"
+                message = (
+                    f"field {key!r} is honoured by skillsd; not part of the open spec "
+                    "(kept as an extra field)"
                 )
+            else:
+                code = "field.unknown"
+                message = (
+                    f"field {key!r} is not part of the Agent Skills specification "
+                    "(kept as an extra field)"
+                )
+            diagnostics.append(
+                Diagnostic(severity="warning", code=code, message=message, field=key, path=path)
             )
+        if not FRONTMATTER_FIELDS.keys().isdisjoint(extra):
+            reading = host_from_frontmatter(extra, path=path)
+            diagnostics += reading.diagnostics
+            invocation, host = reading.invocation(), reading.host()
 
     if failed:
         return None, diagnostics
@@ -325,6 +340,8 @@ def validate_fields(
             metadata=metadata,
             allowed_tools=allowed_tools,
             extra_fields=extra,
+            invocation=invocation,
+            host=host,
         ),
         diagnostics,
     )

@@ -93,7 +93,9 @@ def test_metadata_fields(tmp_path: Path) -> None:
     assert skill.extra_fields == {"model": "fast"}
     assert skill.enabled is True
     assert skill.resources.scripts == 1
-    assert [d.code for d in skill.diagnostics] == ["field.unknown"]
+    # `model` is a Claude Code host field (SPEC 13): honoured, and still a warning.
+    assert [d.code for d in skill.diagnostics] == ["field.host"]
+    assert skill.host is not None and skill.host.model == "fast"
     assert all(d.severity != "error" for d in skill.diagnostics)
     assert skill.same_name is None
     assert cat.generation == 1

@@ -286,11 +286,13 @@ def test_unknown_fields_kept_verbatim_with_warnings() -> None:
     fields, diagnostics = check(dict(extra))
     assert fields is not None
     assert fields.extra_fields == extra
+    # Host fields skillsd honours (SPEC 13) are `field.host`; the rest stay `field.unknown`.
     assert [(d.severity, d.code, d.field) for d in diagnostics] == [
-        ("warning", "field.unknown", "model"),
-        ("warning", "field.unknown", "user-invocable"),
+        ("warning", "field.host", "model"),
+        ("warning", "field.host", "user-invocable"),
         ("warning", "field.unknown", "hooks"),
     ]
+    assert fields.invocation.user is False and fields.invocation.model is True
 
 
 def test_lenient_keeps_other_errors() -> None:

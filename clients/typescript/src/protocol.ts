@@ -154,6 +154,56 @@ export interface Grant {
   rule: string;
 }
 
+/** A tool a skill needs, from `dependencies.tools[]` of Codex's `agents/openai.yaml`. */
+export interface HostDependency {
+  /** @default null */
+  description?: string | null;
+  /** @default null */
+  transport?: string | null;
+  type: string;
+  /** @default null */
+  url?: string | null;
+  value: string;
+}
+
+/**
+ * How hosts (Claude Code, Codex) run and show a skill (SPEC 13); only present keys are sent.
+ *
+ * Icons are paths relative to the skill directory.
+ */
+export interface HostFields {
+  /** @default null */
+  agent?: string | null;
+  /** @default null */
+  argumentHint?: string | null;
+  /** @default null */
+  arguments?: string[] | null;
+  /** @default null */
+  brandColor?: string | null;
+  /** @default null */
+  context?: string | null;
+  /** @default null */
+  defaultPrompt?: string | null;
+  /** @default null */
+  dependencies?: HostDependency[] | null;
+  /** @default null */
+  displayName?: string | null;
+  /** @default null */
+  effort?: string | null;
+  /** @default null */
+  iconLarge?: string | null;
+  /** @default null */
+  iconSmall?: string | null;
+  /** @default null */
+  model?: string | null;
+  /** @default null */
+  paths?: string[] | null;
+  /** @default null */
+  shortDescription?: string | null;
+  /** @default null */
+  whenToUse?: string | null;
+}
+
 /**
  * A project config entry not applied: `key` is where it is written; `untilTrusted`
  * says whether trusting the repository would apply it (`allow`) or nothing would.
@@ -227,6 +277,16 @@ export interface InvalidSkillData {
   kind: "invalid_skill";
   /** @default null */
   path?: string | null;
+}
+
+/**
+ * Who may invoke a skill (SPEC 13): the model on its own, the user as a slash command.
+ *
+ * Both flags are always sent.
+ */
+export interface Invocation {
+  model: boolean;
+  user: boolean;
 }
 
 export interface ListParams {
@@ -328,6 +388,18 @@ export interface MentionsResult {
 export interface Meta {
   /** @default null */
   progressToken?: string | number | null;
+}
+
+/**
+ * `skills.invoke` of a skill whose author set `user-invocable: false` (SPEC 13/14):
+ * only the model may load it (`skill`, at `path`).
+ */
+export interface NotUserInvocableData {
+  kind: "not_user_invocable";
+  /** @default null */
+  path?: string | null;
+  /** @default null */
+  skill?: string | null;
 }
 
 /** Base for params: every method accepts `_meta`. */
@@ -607,7 +679,10 @@ export interface SkillMetadata {
   enabled: boolean;
   /** @default null */
   extraFields?: { [key: string]: unknown } | null;
+  /** @default null */
+  host?: HostFields | null;
   id: string;
+  invocation?: Invocation;
   /** @default null */
   license?: string | null;
   /** @default null */
@@ -965,6 +1040,7 @@ export const ErrorCodes = {
   INVALID_REQUEST: -32600,
   INVALID_SKILL: 1003,
   METHOD_NOT_FOUND: -32601,
+  NOT_USER_INVOCABLE: 1015,
   PARSE_ERROR: -32700,
   PATH_NOT_ALLOWED: 1006,
   PERMISSION_DENIED: 1004,
@@ -987,6 +1063,7 @@ export const ErrorKinds = {
   ambiguous_skill: 1002,
   invalid_config: 1012,
   invalid_skill: 1003,
+  not_user_invocable: 1015,
   path_not_allowed: 1006,
   permission_denied: 1004,
   permission_required: 1005,
@@ -1008,6 +1085,7 @@ export interface ErrorDataByKind {
   ambiguous_skill: AmbiguousSkillData;
   invalid_config: InvalidConfigData;
   invalid_skill: InvalidSkillData;
+  not_user_invocable: NotUserInvocableData;
   path_not_allowed: PathNotAllowedData;
   permission_denied: PermissionDeniedData;
   permission_required: PermissionRequiredData;

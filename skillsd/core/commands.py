@@ -1,0 +1,301 @@
+"""Slash commands (SPEC 14): user-invocable skills plus Claude Code's legacy command files.
+
+Command files are ``*.md`` under ``.claude/commands/`` in every directory of the repo chain
+(nearest to ``cwd`` first, as skill discovery walks it) and under ``~/.claude/commands/``. A file's
+name is its stem; each folder above it inside the commands directory adds a ``folder:`` prefix
+(``frontend/component.md`` is ``frontend:component``). The frontmatter is optional and parsed like
+a skill's (all-strings YAML): ``description``, ``argument-hint``, ``arguments``,
+``allowed-tools``, ``model`` and ``disable-model-invocation`` are read; a missing description is
+the first non-empty line of the body. :func:`scan_commands` reads the files (bounded, regular files
+only, problems as diagnostics); :func:`command_list` merges them with a catalog's skills.
+
+Choices where the spec is silent (matching Claude Code where it is known):
+
+- the same command name in two places: the first one found wins (repo chain nearest first, then
+  the user's), the others get a ``command.duplicate`` warning;
+- any enabled skill hides a command of its name, even one the user may not invoke (the name is
+  the skill's: invoking it must not reach a different file);
+- a heading line used as the description loses its ``#`` markers;
+- a command file whose frontmatter does not parse is still a command (its whole text is the
+  body) with a ``command.invalid_frontmatter`` warning.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as stat_mod
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from skillsd.core import limits
+from skillsd.core.discovery import RootPlan, repo_chain
+from skillsd.core.frontmatter import (
+    FrontmatterError,
+    decode_frontmatter,
+    load_frontmatter,
+    locate_frontmatter,
+)
+from skillsd.core.host_fields import host_from_frontmatter
+from skillsd.core.validation import split_allowed_tools
+from skillsd_protocol import Diagnostic, SkillMetadata
+from skillsd_protocol.messages import Command
+
+__all__ = [
+    "COMMANDS_DIR",
+    "CommandFile",
+    "CommandScan",
+    "command_dirs",
+    "command_list",
+    "read_command_file",
+    "scan_commands",
+    "skill_command",
+]
+
+#: Where Claude Code keeps legacy commands, relative to a directory of the repo chain or home.
+COMMANDS_DIR = os.path.join(".claude", "commands")
+_SUFFIX = ".md"
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandFile:
+    """One legacy command file, read: its name, description and frontmatter fields."""
+
+    name: str
+    path: str
+    description: str
+    body: str
+    argument_hint: str | None = None
+    arguments: list[str] | None = None
+    allowed_tools: list[str] | None = None
+    model: str | None = None
+    model_invocation: bool = True
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def as_command(self) -> Command:
+        return Command(
+            name=self.name,
+            description=self.description,
+            source="command",
+            path=self.path,
+            argument_hint=self.argument_hint,
+            arguments=self.arguments,
+        )
+
+
+@dataclass(slots=True)
+class CommandScan:
+    """What :func:`scan_commands` found: files (first of each name), the folders it looked in
+    (to watch), and scan problems."""
+
+    files: list[CommandFile]
+    dirs: list[str]
+    diagnostics: list[Diagnostic]
+
+
+def command_dirs(plan: RootPlan, *, home: str) -> list[str]:
+    """The command directories for a catalog's plan: the repo chain nearest first, then home."""
+    dirs = [os.path.join(d, COMMANDS_DIR) for d in repo_chain(plan)]
+    dirs.append(os.path.join(home, COMMANDS_DIR))
+    return list(dict.fromkeys(dirs))
+
+
+def _warning(code: str, message: str, path: str, field_name: str | None = None) -> Diagnostic:
+    return Diagnostic(severity="warning", code=code, message=message, path=path, field=field_name)
+
+
+def _first_line(body: str) -> str:
+    for line in body.splitlines():
+        text = line.strip()
+        if text.startswith("#"):
+            text = text.lstrip("#").strip()
+        if text and text != "---":
+            return text[: limits.MAX_DESCRIPTION_CHARS]
+    return ""
+
+
+def read_command_file(path: str, name: str) -> CommandFile | Diagnostic:
+    """Read one command file (a diagnostic when it cannot be used at all)."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return _warning("command.unreadable", f"{path}: cannot open: {why}", path)
+    try:
+        st = os.fstat(fd)
+        if not stat_mod.S_ISREG(st.st_mode):
+            return _warning("command.unreadable", f"{path}: not a regular file", path)
+        if st.st_size > limits.MAX_COMMAND_FILE_BYTES:
+            return _warning(
+                "command.too_large",
+                f"{path}: {st.st_size} bytes; at most {limits.MAX_COMMAND_FILE_BYTES} are read",
+                path,
+            )
+        data = os.read(fd, limits.MAX_COMMAND_FILE_BYTES + 1)
+    except OSError as exc:
+        return _warning("command.unreadable", f"{path}: cannot read: {exc.strerror}", path)
+    finally:
+        os.close(fd)
+    diagnostics: list[Diagnostic] = []
+    raw: dict[str, object] = {}
+    body_bytes = data
+    if data.lstrip(b"\xef\xbb\xbf").startswith(b"---"):
+        try:
+            located = locate_frontmatter(data, at_eof=True)
+            if located is None:  # pragma: no cover - at_eof raises instead
+                raise FrontmatterError("frontmatter.unclosed", "frontmatter not closed")
+            raw = load_frontmatter(decode_frontmatter(data, located))
+            body_bytes = data[located.body_offset :]
+        except FrontmatterError as exc:
+            message = exc.message.replace("SKILL.md", os.path.basename(path))
+            diagnostics.append(
+                _warning(
+                    "command.invalid_frontmatter",
+                    f"{path}: {message}; the whole file is used as the body",
+                    path,
+                )
+            )
+    body = body_bytes.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    description = raw.get("description")
+    if description is not None and not isinstance(description, str):
+        diagnostics.append(
+            _warning(
+                "host.invalid",
+                f"{path}: field 'description' must be a string; the first body line is used",
+                path,
+                "description",
+            )
+        )
+        description = None
+    text = (description or "").strip() or _first_line(body)
+    allowed: list[str] | None = None
+    raw_tools = raw.get("allowed-tools")
+    if isinstance(raw_tools, str):
+        allowed = split_allowed_tools(raw_tools)
+    elif isinstance(raw_tools, list) and all(isinstance(t, str) for t in raw_tools):
+        allowed = [t.strip() for t in raw_tools if t.strip()]
+    if raw_tools is not None and allowed is None:
+        diagnostics.append(
+            _warning(
+                "host.invalid",
+                f"{path}: field 'allowed-tools' must be a space-separated string or a list "
+                "of strings; it grants nothing",
+                path,
+                "allowed-tools",
+            )
+        )
+    reading = host_from_frontmatter(raw, path=path)
+    diagnostics += reading.diagnostics
+    values = reading.values
+    return CommandFile(
+        name=name,
+        path=path,
+        description=text,
+        body=body,
+        argument_hint=values.get("argument_hint"),
+        arguments=values.get("arguments"),
+        allowed_tools=allowed,
+        model=values.get("model"),
+        model_invocation=reading.model is not False,
+        diagnostics=diagnostics,
+    )
+
+
+def _command_paths(directory: str, diagnostics: list[Diagnostic]) -> list[tuple[str, str]]:
+    """``(name, path)`` of every ``*.md`` under ``directory``, breadth-first, sorted per folder."""
+    found: list[tuple[str, str]] = []
+    queue: list[tuple[str, tuple[str, ...]]] = [(directory, ())]
+    visited: set[str] = set()
+    listed = 0
+    while queue:
+        current, prefix = queue.pop(0)
+        real = os.path.realpath(current)
+        if real in visited:
+            continue
+        visited.add(real)
+        listed += 1
+        if listed > limits.MAX_COMMAND_DIRS:
+            diagnostics.append(
+                _warning(
+                    "command.max_dirs",
+                    f"{directory}: stopped after {limits.MAX_COMMAND_DIRS} folders",
+                    directory,
+                )
+            )
+            break
+        try:
+            with os.scandir(current) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            diagnostics.append(
+                _warning("command.unreadable", f"{current}: cannot list: {exc.strerror}", current)
+            )
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if is_dir:
+                if len(prefix) + 1 < limits.MAX_COMMAND_DEPTH:
+                    queue.append((entry.path, (*prefix, entry.name)))
+            elif entry.name.endswith(_SUFFIX) and len(entry.name) > len(_SUFFIX):
+                stem = entry.name[: -len(_SUFFIX)]
+                found.append((":".join((*prefix, stem)), entry.path))
+    return found
+
+
+def scan_commands(dirs: Iterable[str]) -> CommandScan:
+    """Read every command file under ``dirs`` (in order; the first file of a name wins)."""
+    dirs = list(dirs)
+    files: dict[str, CommandFile] = {}
+    diagnostics: list[Diagnostic] = []
+    for directory in dirs:
+        for name, path in _command_paths(directory, diagnostics):
+            if name in files:
+                diagnostics.append(
+                    _warning(
+                        "command.duplicate",
+                        f"{path}: command /{name} is already defined by {files[name].path}; "
+                        "this file is ignored",
+                        path,
+                    )
+                )
+                continue
+            read = read_command_file(path, name)
+            if isinstance(read, Diagnostic):
+                diagnostics.append(read)
+                continue
+            files[name] = read
+            diagnostics += read.diagnostics
+    return CommandScan(files=list(files.values()), dirs=dirs, diagnostics=diagnostics)
+
+
+def skill_command(skill: SkillMetadata) -> Command:
+    """A user-invocable skill as a slash command."""
+    host = skill.host
+    return Command(
+        name=skill.name,
+        description=skill.description,
+        source="skill",
+        path=skill.path,
+        argument_hint=host.argument_hint if host else None,
+        arguments=host.arguments if host else None,
+        display_name=host.display_name if host else None,
+        skill=skill.id,
+    )
+
+
+def command_list(skills: Sequence[SkillMetadata], files: Sequence[CommandFile]) -> list[Command]:
+    """``skills.commands``: enabled user-invocable skills and the command files no enabled skill
+    hides, sorted by name (then skills before files, then path)."""
+    enabled = [s for s in skills if s.enabled]
+    taken = {s.name for s in enabled}
+    commands = [skill_command(s) for s in enabled if s.invocation.user]
+    commands += [f.as_command() for f in files if f.name not in taken]
+    commands.sort(key=lambda c: (c.name, c.source != "skill", c.path))
+    return commands
