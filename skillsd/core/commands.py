@@ -23,11 +23,11 @@ Choices where the spec is silent (matching Claude Code where it is known):
 from __future__ import annotations
 
 import os
-import stat as stat_mod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from skillsd.core import limits
+from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.discovery import RootPlan, repo_chain
 from skillsd.core.frontmatter import (
     FrontmatterError,
@@ -54,7 +54,6 @@ __all__ = [
 #: Where Claude Code keeps legacy commands, relative to a directory of the repo chain or home.
 COMMANDS_DIR = os.path.join(".claude", "commands")
 _SUFFIX = ".md"
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,25 +116,17 @@ def _first_line(body: str) -> str:
 def read_command_file(path: str, name: str) -> CommandFile | Diagnostic:
     """Read one command file (a diagnostic when it cannot be used at all)."""
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        read = read_regular_file(path, limits.MAX_COMMAND_FILE_BYTES)
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return _warning("command.unreadable", f"{path}: cannot open: {why}", path)
-    try:
-        st = os.fstat(fd)
-        if not stat_mod.S_ISREG(st.st_mode):
-            return _warning("command.unreadable", f"{path}: not a regular file", path)
-        if st.st_size > limits.MAX_COMMAND_FILE_BYTES:
-            return _warning(
-                "command.too_large",
-                f"{path}: {st.st_size} bytes; at most {limits.MAX_COMMAND_FILE_BYTES} are read",
-                path,
-            )
-        data = os.read(fd, limits.MAX_COMMAND_FILE_BYTES + 1)
-    except OSError as exc:
-        return _warning("command.unreadable", f"{path}: cannot read: {exc.strerror}", path)
-    finally:
-        os.close(fd)
+        return _warning("command.unreadable", f"{path}: cannot read: {why}", path)
+    if read.over_cap:
+        return _warning(
+            "command.too_large",
+            f"{path}: more than {limits.MAX_COMMAND_FILE_BYTES} bytes; at most that many are read",
+            path,
+        )
+    data = read.data
     diagnostics: list[Diagnostic] = []
     raw: dict[str, object] = {}
     body_bytes = data

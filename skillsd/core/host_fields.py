@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat as stat_mod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,6 +24,7 @@ import msgspec
 import yaml
 
 from skillsd.core import limits
+from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.frontmatter import FrontmatterError, check_nesting
 from skillsd_protocol import (
     DEFAULT_INVOCATION,
@@ -377,7 +377,6 @@ def _file_problem(code: str, path: str, why: str) -> Diagnostic:
     )
 
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 _SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -389,30 +388,20 @@ def read_openai_yaml(skill_dir: str) -> HostReading:
     """
     path = os.path.join(skill_dir, OPENAI_YAML)
     try:
-        fd = os.open(path, _OPEN_FLAGS)
+        read = read_regular_file(path, limits.MAX_OPENAI_YAML_BYTES)
     except FileNotFoundError:
         return HostReading()
     except (OSError, ValueError) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         return HostReading(diagnostics=[_file_problem("openai_yaml.unreadable", path, why)])
-    try:
-        st = os.fstat(fd)
-        if not stat_mod.S_ISREG(st.st_mode):
-            problem = _file_problem("openai_yaml.unreadable", path, "not a regular file")
-            return HostReading(diagnostics=[problem])
-        if st.st_size > limits.MAX_OPENAI_YAML_BYTES:
-            problem = _file_problem(
-                "openai_yaml.too_large",
-                path,
-                f"{st.st_size} bytes; at most {limits.MAX_OPENAI_YAML_BYTES} are read",
-            )
-            return HostReading(diagnostics=[problem])
-        data = os.read(fd, limits.MAX_OPENAI_YAML_BYTES + 1)
-    except OSError as exc:
-        problem = _file_problem("openai_yaml.unreadable", path, exc.strerror or str(exc))
+    if read.over_cap:
+        problem = _file_problem(
+            "openai_yaml.too_large",
+            path,
+            f"more than {limits.MAX_OPENAI_YAML_BYTES} bytes; at most that many are read",
+        )
         return HostReading(diagnostics=[problem])
-    finally:
-        os.close(fd)
+    data = read.data
     if len(data) > limits.MAX_OPENAI_YAML_BYTES:  # grew since the fstat
         problem = _file_problem(
             "openai_yaml.too_large", path, f"over {limits.MAX_OPENAI_YAML_BYTES} bytes"

@@ -1,7 +1,8 @@
 """The JSON-RPC 2.0 endpoint: messages <-> handler calls, for one connection (SPEC 9).
 
-`Router` maps method names to handlers; `Connection` speaks JSON-RPC over a `Channel` (the
-transport's bytes: stdio pipes, a socket, or a list in a test). A handler is
+`Router` (`skillsd.daemon.router`) maps method names to handlers; `Connection` speaks JSON-RPC
+over a `Channel` (the transport's bytes: stdio pipes, a socket, or a list in a test); the error
+replies are `skillsd.daemon.rpc_errors`. A handler is
 
     def handler(params: ParamsStruct, ctx: RequestContext) -> ResultStruct        # inline/thread
     async def handler(params: ParamsStruct, ctx: RequestContext) -> ResultStruct  # async
@@ -28,14 +29,12 @@ dropped. Input is paused while ``limits.MAX_INFLIGHT_REQUESTS`` requests are run
 from __future__ import annotations
 
 import asyncio
-import inspect
 import itertools
 import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -43,7 +42,24 @@ from msgspec import UNSET, UnsetType
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.daemon.framing import Framer, FramingError, Oversized
-from skillsd_protocol import KIND_CODES, METHODS, NOTIFICATIONS, ErrorCode
+from skillsd.daemon.router import (
+    CANCEL_METHOD,
+    PROGRESS_METHOD,
+    AnyResult,
+    Handler,
+    HandlerMode,
+    Router,
+)
+from skillsd.daemon.rpc_errors import (
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    RequestCancelled,
+    RpcError,
+)
+from skillsd_protocol import KIND_CODES, ErrorCode
 from skillsd_protocol.messages import CancelParams, ProgressParams, ProgressValue
 
 __all__ = [
@@ -66,51 +82,6 @@ __all__ = [
 log = logging.getLogger("skillsd.daemon")
 
 RequestId = int | float | str | None
-HandlerMode = Literal["async", "thread", "inline"]
-
-CANCEL_METHOD = "$/cancelRequest"
-PROGRESS_METHOD = "$/progress"
-
-
-# -- errors ---------------------------------------------------------------------------------
-
-
-class RpcError(Exception):
-    """A JSON-RPC error reply; each subclass knows its code."""
-
-    code: ClassVar[int] = ErrorCode.INTERNAL_ERROR
-
-    def __init__(self, message: str, data: Any = UNSET) -> None:
-        super().__init__(message)
-        self.message = message
-        self.data = data
-
-
-class ParseError(RpcError):
-    code = ErrorCode.PARSE_ERROR
-
-
-class InvalidRequest(RpcError):
-    code = ErrorCode.INVALID_REQUEST
-
-
-class MethodNotFound(RpcError):
-    code = ErrorCode.METHOD_NOT_FOUND
-
-
-class InvalidParams(RpcError):
-    code = ErrorCode.INVALID_PARAMS
-
-
-class InternalError(RpcError):
-    code = ErrorCode.INTERNAL_ERROR
-
-
-class RequestCancelled(RpcError):
-    code = ErrorCode.REQUEST_CANCELLED
-
-
-# -- wire envelopes ------------------------------------------------------------------------
 
 
 class _Request(msgspec.Struct, gc=False):
@@ -194,105 +165,6 @@ def _explain_invalid(obj: Any) -> tuple[RequestId, str]:
 # -- handlers ------------------------------------------------------------------------------
 
 
-class _AnyResult:
-    """Marker: a handler's result type is not checked (test hooks, ad-hoc methods)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Handler:
-    """A registered method: how to decode its params, run it and check its result."""
-
-    method: str
-    fn: Callable[..., Any]
-    mode: HandlerMode
-    params_type: type[Any]
-    result_type: Any
-    notification: bool
-    decoder: msgspec.json.Decoder[Any]
-
-
-_FROM_TABLE: Any = object()
-
-
-class Router:
-    """The handler registry: method name -> `Handler`.
-
-    Param and result types come from ``METHODS`` / ``NOTIFICATIONS``; a method outside those
-    tables must name its ``params_type`` (and may name a ``result_type``).
-    """
-
-    def __init__(self) -> None:
-        self._handlers: dict[str, Handler] = {}
-        self._emitted: set[str] = {PROGRESS_METHOD}
-
-    def add(
-        self,
-        method: str,
-        fn: Callable[..., Any],
-        *,
-        mode: HandlerMode = "async",
-        params_type: type[Any] | None = None,
-        result_type: Any = _FROM_TABLE,
-    ) -> None:
-        """Register ``fn`` for ``method`` (a method may be registered once)."""
-        if method in self._handlers or method == CANCEL_METHOD:
-            raise ValueError(f"method {method!r} is already registered")
-        if mode not in ("async", "thread", "inline"):
-            raise ValueError(f"unknown handler mode {mode!r} for {method!r}")
-        if inspect.iscoroutinefunction(fn) != (mode == "async"):
-            kind = "an async def" if mode == "async" else "a plain (non-async) function"
-            raise ValueError(f"{method!r}: mode {mode!r} needs {kind}")
-        notification = False
-        if method in METHODS:
-            spec = METHODS[method]
-            default_params, default_result = spec.params, spec.result
-        elif method in NOTIFICATIONS:
-            default_params, default_result, notification = NOTIFICATIONS[method], None, True
-        else:
-            if params_type is None:
-                raise ValueError(f"{method!r} is not in the method table: pass params_type")
-            default_params, default_result = params_type, _AnyResult
-        ptype = params_type or default_params
-        rtype = default_result if result_type is _FROM_TABLE else result_type
-        self._handlers[method] = Handler(
-            method, fn, mode, ptype, rtype, notification, msgspec.json.Decoder(ptype)
-        )
-
-    def method(
-        self,
-        method: str,
-        *,
-        mode: HandlerMode = "async",
-        params_type: type[Any] | None = None,
-        result_type: Any = _FROM_TABLE,
-    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Decorator form of `add`."""
-
-        def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self.add(method, fn, mode=mode, params_type=params_type, result_type=result_type)
-            return fn
-
-        return decorate
-
-    def emits(self, notification: str) -> None:
-        """Declare a server->client notification (listed by ``initialize``)."""
-        self._emitted.add(notification)
-
-    def get(self, method: str) -> Handler | None:
-        return self._handlers.get(method)
-
-    @property
-    def methods(self) -> list[str]:
-        """Request methods, sorted."""
-        return sorted(m for m, h in self._handlers.items() if not h.notification)
-
-    @property
-    def notifications(self) -> list[str]:
-        """Notifications handled or sent, sorted (``$/cancelRequest`` is always handled)."""
-        handled = {m for m, h in self._handlers.items() if h.notification}
-        return sorted(handled | self._emitted | {CANCEL_METHOD})
-
-
 # -- per-request context -------------------------------------------------------------------
 
 
@@ -338,6 +210,12 @@ class RequestContext:
 
 
 # -- the connection ------------------------------------------------------------------------
+
+
+class Stoppable(Protocol):
+    """A per-connection watch that can be cancelled."""
+
+    def stop(self) -> None: ...
 
 
 class Channel(Protocol):
@@ -422,8 +300,10 @@ class Connection:
         self.protocol_version: str | None = None
         self.process_id: int | None = None
         self.extra_roots: list[str] = []
-        #: Scratch space for handlers (per-connection subscriptions, sessions, ...).
-        self.state: dict[str, Any] = {}
+        #: The connection asked for a catalog, so it hears ``skills.changed`` (``skills.list``).
+        self.listens_for_catalogs = False
+        #: What closes the connection when the client's ``processId`` exits (``initialize``).
+        self.parent_watch: Stoppable | None = None
 
     # -- transport side --------------------------------------------------------------------
 
@@ -733,7 +613,7 @@ class Connection:
             if result is not None:
                 raise TypeError(f"{handler.method} must return None, got {type(result).__name__}")
         elif (
-            expected is not _AnyResult
+            expected is not AnyResult
             and isinstance(expected, type)
             and not isinstance(result, expected)
         ):

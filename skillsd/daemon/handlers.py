@@ -90,9 +90,9 @@ async def _view(svc: Services, ctx: RequestContext, params: object, **kw: object
 
 async def _list(svc: Services, params: ListParams, ctx: RequestContext) -> ListResult:
     conn = ctx.connection
-    if not conn.state.get("catalogListener"):
+    if not conn.listens_for_catalogs:
         # A closed connection must stop being notified (and stop being held by the cache).
-        conn.state["catalogListener"] = True
+        conn.listens_for_catalogs = True
         conn.add_close_callback(partial(svc.catalogs.forget_listener, conn))
     view = await _view(
         svc,

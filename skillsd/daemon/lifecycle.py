@@ -34,7 +34,6 @@ __all__ = ["SERVER_NAME", "process_alive", "register", "watch_process"]
 log = logging.getLogger("skillsd.daemon")
 
 SERVER_NAME = "skillsd"
-_WATCH_KEY = "lifecycle.processWatch"
 
 
 def register(router: Router) -> None:
@@ -100,15 +99,15 @@ def process_alive(pid: int) -> bool:
 
 def watch_process(conn: Connection, pid: int) -> None:
     """Close ``conn`` when process ``pid`` exits (a pidfd where the OS has them, else polling)."""
-    previous = conn.state.pop(_WATCH_KEY, None)
-    if isinstance(previous, _ProcessWatch):
+    previous, conn.parent_watch = conn.parent_watch, None
+    if previous is not None:
         previous.stop()
     if not process_alive(pid):
         log.info("%s: client process %d is already gone: closing", conn.label, pid)
         conn.close()
         return
     watch = _ProcessWatch(conn, pid)
-    conn.state[_WATCH_KEY] = watch
+    conn.parent_watch = watch
     conn.add_close_callback(watch.stop)
 
 
