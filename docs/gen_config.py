@@ -117,7 +117,7 @@ KEYS: dict[str, tuple[str, str]] = {
 }
 
 #: Config fields layering fills in, which no file may set.
-_INTERNAL = {"projectPermissions"}
+_INTERNAL = {"projectPermissions", "projectExtraRoots"}
 
 HEADER = """\
 # Configuration

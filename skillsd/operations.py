@@ -296,7 +296,7 @@ def load(view: OperationView, params: LoadParams) -> LoadResult:
     if refusal is not None:
         raise refusal
     loaded = load_skill(view.session, skill, force=params.force, format=params.format or "codelia")
-    if skill.scope == "repo" and not view.trusted:
+    if not view.trusted and view.catalog.grants_need_trust(skill):
         loaded.withheld_grants = list(dict.fromkeys(skill.allowed_tools or ()))
     return loaded
 

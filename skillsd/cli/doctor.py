@@ -216,7 +216,7 @@ def diagnose(
         withheld = [
             f"{s.name}: {rule}"
             for s in catalog.skills
-            if s.scope == "repo"
+            if catalog.grants_need_trust(s)
             for rule in dict.fromkeys(s.allowed_tools or ())
         ]
     return DoctorReport(

@@ -158,6 +158,15 @@ class Catalog:
     def get(self, skill_id: str) -> SkillMetadata | None:
         return self.by_id.get(skill_id)
 
+    def grants_need_trust(self, skill: SkillMetadata) -> bool:
+        """Whether ``skill``'s ``allowed-tools`` count only while the repository is trusted: it
+        is a repo-scope skill, or it comes from a root only the project config named (SPEC 15)."""
+        if skill.scope == "repo":
+            return True
+        return skill.scope == "extra" and any(
+            r.from_project and r.path == skill.root for r in self.plan.roots
+        )
+
     # -- enabled state ------------------------------------------------------------------------
 
     def with_disabled(self, disabled: Collection[str]) -> Catalog:

@@ -85,12 +85,18 @@ class Config(_Table, frozen=True):
     #: The project file's ``[permissions]``, set by layering only (never read from a file); its
     #: ``defaultAction`` is the user's when the project sets none.
     project_permissions: PermissionsConfig | None = None
+    #: The project file's ``roots.extra`` entries, set by layering only: their skills' grants
+    #: are bound to the repository's trust like repo-scope skills' (SPEC 15).
+    project_extra_roots: tuple[str, ...] = ()
 
 
 DEFAULT_CONFIG = Config()
 
 #: The key layering fills in; a file that writes it is refused as if it were unknown.
 _PROJECT_PERMISSIONS = "projectPermissions"
+_PROJECT_EXTRA_ROOTS = "projectExtraRoots"
+#: Keys only layering writes.
+_LAYERING_KEYS = (_PROJECT_PERMISSIONS, _PROJECT_EXTRA_ROOTS)
 
 #: Permission rule lists add up across files instead of the later file replacing them.
 _CONCATENATED = {
@@ -102,10 +108,10 @@ _CONCATENATED = {
 
 def parse_config_table(data: dict[str, Any], source: str, *, layered: bool = False) -> Config:
     """Validate one config table; errors name the file, the key path and the reason."""
-    if not layered and _PROJECT_PERMISSIONS in data:
+    written = next((k for k in _LAYERING_KEYS if k in data), None)
+    if not layered and written is not None:
         raise SkillsdError(
-            f"{source}: invalid config: unknown key {_PROJECT_PERMISSIONS!r}",
-            InvalidConfigData(path=source),
+            f"{source}: invalid config: unknown key {written!r}", InvalidConfigData(path=source)
         )
     try:
         config = msgspec.convert(data, Config)
@@ -162,6 +168,9 @@ def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
                 user_default = merged.get("permissions", {}).get("defaultAction", "ask")
                 project.setdefault("defaultAction", user_default)
                 table[_PROJECT_PERMISSIONS] = project
+            extra = table.get("roots", {}).get("extra")
+            if extra:
+                table[_PROJECT_EXTRA_ROOTS] = list(extra)
         for key, value in table.items():
             if isinstance(value, dict):
                 section = merged.setdefault(key, {})

@@ -23,7 +23,7 @@ import errno
 import os
 from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from operator import attrgetter
 from pathlib import Path
 
@@ -80,6 +80,9 @@ class Root:
     scope: Scope
     distance: int = 0
     agents: tuple[str, ...] = ()
+    #: Only a project config's ``roots.extra`` named it: its skills' grants need the repository
+    #: to be trusted, as repo-scope skills' do (SPEC 15).
+    from_project: bool = False
 
     @property
     def order_key(self) -> tuple[int, int, str]:
@@ -230,16 +233,28 @@ def compute_roots(
         (config.roots.extra, repo_root),
         (client_extra_roots, cwd),
     ):
-        roots.extend(Root(_expand(e.strip(), base=base, home=home), "extra") for e in entries)
+        from_project = entries is config.roots.extra
+        roots.extend(
+            Root(
+                _expand(e.strip(), base=base, home=home),
+                "extra",
+                from_project=from_project and e in config.project_extra_roots,
+            )
+            for e in entries
+        )
     unique: dict[str, Root] = {}
     for root in sorted(roots, key=attrgetter("order_key")):
         kept = unique.get(root.path)
         if kept is None:
             unique[root.path] = root
-        elif root.agents and not set(root.agents) <= set(kept.agents):
+            continue
+        if kept.from_project and not root.from_project:
+            # The user (or the host) names that folder too: it is theirs.
+            kept = replace(kept, from_project=False)
+        if root.agents and not set(root.agents) <= set(kept.agents):
             # One folder reached as two (e.g. $CODEX_HOME set to ~/.agents): all its readers.
-            agents = agents_in_order((*kept.agents, *root.agents))
-            unique[root.path] = Root(kept.path, kept.scope, kept.distance, agents)
+            kept = replace(kept, agents=agents_in_order((*kept.agents, *root.agents)))
+        unique[root.path] = kept
     return RootPlan(cwd=cwd, repo_root=repo_root, roots=tuple(unique.values()))
 
 

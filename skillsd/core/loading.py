@@ -8,6 +8,7 @@ session on its event loop.
 
 from __future__ import annotations
 
+from skillsd.core.catalog import Catalog
 from skillsd.core.resources import list_skill_files, read_skill_file_content
 from skillsd.core.sessions import Session
 from skillsd.core.skill_render import render_reminder, render_skill
@@ -44,8 +45,11 @@ def load_skill(
     )
 
 
-def record_load(session: Session | None, loaded: LoadResult, repo_root: str | None = None) -> None:
-    """Remember in ``session`` that the skill was sent (and take its grants, tied to
-    ``repo_root`` for a repo skill); a reminder, or no session, records nothing."""
+def record_load(session: Session | None, loaded: LoadResult, catalog: Catalog) -> None:
+    """Remember in ``session`` that the skill was sent (and take its grants, bound to the
+    repository's trust when the catalog says they need it); a reminder, or no session, records
+    nothing."""
     if session is not None and not loaded.already_loaded:
-        session.record_load(loaded.skill, repo_root)
+        skill = loaded.skill
+        trust_root = catalog.root if catalog.grants_need_trust(skill) else None
+        session.record_load(skill, trust_root)

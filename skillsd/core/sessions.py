@@ -43,15 +43,16 @@ class Session:
         seen = self.loaded.get(skill.path)
         return seen is not None and seen.mtime_ms == skill.mtime_ms
 
-    def record_load(self, skill: SkillMetadata, repo_root: str | None = None) -> None:
-        """Remember that ``skill`` (this version) was sent, and take its grants; a repo-scope
-        skill's grants are tied to ``repo_root`` (the catalog's), trusted or not (SPEC 15)."""
+    def record_load(self, skill: SkillMetadata, trust_root: str | None = None) -> None:
+        """Remember that ``skill`` (this version) was sent, and take its grants; with a
+        ``trust_root`` they count only while that repository root is trusted (SPEC 15; the
+        catalog decides which skills need it, :meth:`Catalog.grants_need_trust`)."""
         self.loaded[skill.path] = LoadedSkill(
             id=skill.id, name=skill.name, path=skill.path, mtime_ms=skill.mtime_ms
         )
         self._release(skill.path)
         rules = tuple(dict.fromkeys(skill.allowed_tools or ()))
-        origin = repo_root if skill.scope == "repo" else None
+        origin = trust_root
         self._granted_by[skill.path] = (skill.name, rules, origin)
         self._grant_counts.update(rules)
 

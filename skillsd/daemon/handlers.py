@@ -114,7 +114,7 @@ async def _search(svc: Services, params: SearchParams, ctx: RequestContext) -> S
 async def _load(svc: Services, params: LoadParams, ctx: RequestContext) -> LoadResult:
     view = await _view(svc, ctx, params)
     loaded = await asyncio.to_thread(ops.load, view.seen, params)
-    ops.record_load(view.session, loaded, view.catalog.root)
+    ops.record_load(view.session, loaded, view.catalog)
     return loaded
 
 
@@ -199,7 +199,7 @@ async def _tools_call(
         return ops.tool_failure(exc)
     call = await asyncio.to_thread(ops.tools_call, view.seen, request, index)
     if call.loaded is not None:
-        ops.record_load(view.session, call.loaded, view.catalog.root)
+        ops.record_load(view.session, call.loaded, view.catalog)
     return call.result
 
 

@@ -55,7 +55,7 @@ def test_repo_skill_grants_count_only_while_their_root_is_trusted() -> None:
     repo = make_skill("a", allowed_tools=["Bash(*)"])
     user = make_skill("u", root="/home/me/.agents/skills", scope="user", allowed_tools=["Read"])
     session.record_load(repo, "/repo")
-    session.record_load(user, "/repo")
+    session.record_load(user)
     trusted: set[str] = set()
     assert session.grants(trusted.__contains__) == ({"Read": ["u"]}, {"Bash(*)": ["a"]})
     info = session.info(trusted.__contains__)
