@@ -51,6 +51,10 @@ MAX_HEADER_BYTES = 8 * 1024
 MAX_PENDING_OUTPUT_BYTES = 64 * 1024 * 1024
 #: Requests running at once on one connection; past this the daemon stops reading its input.
 MAX_INFLIGHT_REQUESTS = 256
+#: File-reading operations (load, readFile, active prompt, tools.call, agents) running at once in
+#: worker threads. Each may hold a file window of up to ``MAX_READ_BYTES`` and its encoded reply,
+#: so overlap is bounded to keep a burst of large reads from multiplying that by every request.
+MAX_CONCURRENT_FILE_OPS = 4
 #: How long a closing connection waits for in-flight requests before cancelling them.
 SHUTDOWN_GRACE_SECONDS = 10.0
 #: How often ``initialize``'s ``processId`` is checked when pidfds are unavailable.

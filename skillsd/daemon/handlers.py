@@ -113,7 +113,7 @@ async def _search(svc: Services, params: SearchParams, ctx: RequestContext) -> S
 
 async def _load(svc: Services, params: LoadParams, ctx: RequestContext) -> LoadResult:
     view = await _view(svc, ctx, params)
-    loaded = await asyncio.to_thread(ops.load, view.seen, params)
+    loaded = await svc.run_file_op(ops.load, view.seen, params)
     ops.record_load(view.session, loaded, view.catalog)
     return loaded
 
@@ -128,7 +128,7 @@ async def _unload(svc: Services, params: UnloadParams, ctx: RequestContext) -> U
 
 async def _read_file(svc: Services, params: ReadFileParams, ctx: RequestContext) -> ReadFileResult:
     view = await _view(svc, ctx, params)
-    return await asyncio.to_thread(ops.read_file, view.seen, params)
+    return await svc.run_file_op(ops.read_file, view.seen, params)
 
 
 def _validate(params: ValidateParams, ctx: RequestContext) -> ValidateResult:
@@ -137,7 +137,7 @@ def _validate(params: ValidateParams, ctx: RequestContext) -> ValidateResult:
 
 async def _prompt(svc: Services, params: PromptParams, ctx: RequestContext) -> PromptResult:
     view = await _view(svc, ctx, params)
-    return await asyncio.to_thread(ops.prompt, view.seen, params)
+    return await svc.run_file_op(ops.prompt, view.seen, params)
 
 
 async def _mentions(svc: Services, params: MentionsParams, ctx: RequestContext) -> MentionsResult:
@@ -197,7 +197,7 @@ async def _tools_call(
         index = await svc.search_index(view) if request.operation == "search" else None
     except SkillsdError as exc:
         return ops.tool_failure(exc)
-    call = await asyncio.to_thread(ops.tools_call, view.seen, request, index)
+    call = await svc.run_file_op(ops.tools_call, view.seen, request, index)
     if call.loaded is not None:
         ops.record_load(view.session, call.loaded, view.catalog)
     return call.result
@@ -298,14 +298,14 @@ async def _agents_list(
     svc: Services, params: AgentsListParams, ctx: RequestContext
 ) -> AgentsListResult:
     view = await _view(svc, ctx, params)
-    return await asyncio.to_thread(ops.agents_list, view.seen, home=svc.home, env=svc.env)
+    return await svc.run_file_op(ops.agents_list, view.seen, home=svc.home, env=svc.env)
 
 
 async def _agents_get(
     svc: Services, params: AgentsGetParams, ctx: RequestContext
 ) -> AgentsGetResult:
     view = await _view(svc, ctx, params)
-    return await asyncio.to_thread(ops.agents_get, view.seen, params, home=svc.home, env=svc.env)
+    return await svc.run_file_op(ops.agents_get, view.seen, params, home=svc.home, env=svc.env)
 
 
 _ASYNC: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from typing import ParamSpec, TypeVar
 
+from skillsd.core import limits
 from skillsd.core.catalog import Catalog
 from skillsd.core.config import Config
 from skillsd.core.permissions import Check, PermissionsConfig, Policy, evaluate
@@ -22,6 +24,9 @@ from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.trust import TrustState, resolve_trust
 from skillsd.daemon.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
 from skillsd.operations import OperationView
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +60,9 @@ class Services:
     home: str
     env: Mapping[str, str]
     sessions: SessionStore = field(default_factory=SessionStore)
+    _file_ops: asyncio.Semaphore = field(
+        default_factory=lambda: asyncio.Semaphore(limits.MAX_CONCURRENT_FILE_OPS)
+    )
     _policies: dict[tuple[PermissionsConfig, PermissionsConfig | None], Policy] = field(
         default_factory=dict
     )
@@ -163,6 +171,13 @@ class Services:
             is_trusted=self.is_trusted,
         )
         return View(seen, entry)
+
+    async def run_file_op(self, fn: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        """Run a file-reading operation in a worker thread, at most
+        ``limits.MAX_CONCURRENT_FILE_OPS`` at once (the loop never waits on a file, and a burst
+        of large reads cannot hold every window in memory together)."""
+        async with self._file_ops:
+            return await asyncio.to_thread(fn, *args, **kwargs)
 
     async def search_index(self, view: View) -> tuple[SearchIndex, frozenset[str]]:
         """A search index for the view and the ids it must treat as disabled.
