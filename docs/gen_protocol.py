@@ -103,6 +103,23 @@ SCRIPT: list[Step] = [
         "Paths that leave the skill directory are refused.",
     ),
     Step("skills.unload", {"name": "changelog-check", "sessionId": SESSION}),
+    Step(
+        "skills.commands",
+        None,
+        "User-invocable skills and `.claude/commands` files (`frontend/component.md` is "
+        "`frontend:component`).",
+    ),
+    Step(
+        "skills.invoke",
+        {"command": '/fix-issue 123 "high priority"', "sessionId": SESSION, "format": "spec"},
+        "The user typed the command: placeholders substituted, the `!` command listed with its "
+        "decision (never run); the repository is not trusted yet, so the grant is withheld.",
+    ),
+    Step(
+        "skills.invoke",
+        {"command": "/fix-isue 7"},
+        "An unknown command: the error suggests close names.",
+    ),
     Step("skills.validate", {"path": ".agents/skills/broken-skill"}),
     Step(
         "skills.setEnabled",

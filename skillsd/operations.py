@@ -28,10 +28,12 @@ from skillsd.core.agents import (
 )
 from skillsd.core.catalog import Catalog, build_catalog, list_result
 from skillsd.core.catalog_prompt import render_active_skills, render_catalog
+from skillsd.core.commands import CommandFile, command_list
 from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import Root, RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.invocation import invoke_body, parse_command
 from skillsd.core.loading import load_skill, record_load
 from skillsd.core.mentions import find_mentions, mentions_hint, resolve_mentions
 from skillsd.core.model_tools import (
@@ -42,15 +44,18 @@ from skillsd.core.model_tools import (
     search_text,
     user_only_text,
 )
-from skillsd.core.permissions import SKILL_LOAD, Check, Policy, skill_load_rule
+from skillsd.core.name_distance import closest_names
+from skillsd.core.permissions import SKILL_LOAD, Check, Policy, evaluate, skill_load_rule
 from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session
+from skillsd.core.skill_render import render_skill
 from skillsd.core.skillfile import SKILL_FILE, Mode, ParsedSkillFile, read_skill_file
 from skillsd.core.state import StateStore
 from skillsd.core.trust import TrustState, resolve_trust
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.errors import (
+    NotUserInvocableData,
     PermissionDeniedData,
     PermissionRequiredData,
     SkillNotFoundData,
@@ -62,10 +67,15 @@ from skillsd_protocol.messages import (
     AgentsGetResult,
     AgentsListResult,
     CatalogInfo,
+    CommandsParams,
+    CommandsResult,
+    Decision,
     IgnoredRule,
     InspectParams,
     InspectResult,
     InspectTrust,
+    InvokeParams,
+    InvokeResult,
     ListParams,
     ListResult,
     LoadParams,
@@ -88,19 +98,23 @@ from skillsd_protocol.messages import (
 )
 
 __all__ = [
+    "Invocation",
     "OperationView",
     "PolicyCheck",
     "ToolCall",
     "agents_get",
     "agents_list",
+    "commands",
     "gate_load",
     "inspect",
+    "invoke",
     "list_skills",
     "load",
     "local_view",
     "mentions",
     "prompt",
     "read_file",
+    "record_invocation",
     "record_load",
     "resolve",
     "search",
@@ -204,44 +218,45 @@ def save_enabled(state: StateStore, catalog: Catalog, skill: SkillMetadata, enab
 
 def gate_load(
     view: OperationView,
-    skill: SkillMetadata,
+    name: str,
     *,
     agent: str | None = None,
-    reading: bool = False,
+    action: str = "loading",
     deny_only: bool = False,
 ) -> SkillsdError | None:
-    """SPEC 7: loading is the tool ``skill_load`` with the skill's name as input. The error for
-    a decision that is not ``allow``, or None.
+    """SPEC 7: loading is the tool ``skill_load`` with the skill's (or command's) ``name`` as
+    input. The error for a decision that is not ``allow``, or None.
 
     For an ``agent``'s skill the agent file is the user's own configuration, so only a deny
-    holds (with no session's memory): there is nobody to ask. ``reading`` words the refusal
-    for a read of the skill's files (SPEC 15), and ``deny_only`` lets an ``ask`` through."""
+    holds (with no session's memory): there is nobody to ask. ``action`` words the refusal
+    ("reading" the skill's files, SPEC 15; "invoking" it, SPEC 14), and ``deny_only`` lets an
+    ``ask`` through."""
     if view.check is None:
         return None
     session = None if agent is not None else view.session
-    check = view.check(session, SKILL_LOAD, skill.name)
+    check = view.check(session, SKILL_LOAD, name)
     if check.decision == "allow" or ((agent is not None or deny_only) and check.decision != "deny"):
         return None
     if check.decision == "deny":
         why = f"the {check.layer} rule {check.rule!r}" if check.rule else "the default action"
-        subject = f"{'reading' if reading else 'loading'} skill {skill.name!r}"
+        subject = f"{action} skill {name!r}"
         if agent is not None:
-            subject = f"agent {agent!r} uses skill {skill.name!r}, whose loading"
+            subject = f"agent {agent!r} uses skill {name!r}, whose loading"
         return SkillsdError(
             f"{subject} is denied by {why}",
             PermissionDeniedData(
-                skill=skill.name,
+                skill=name,
                 layer=check.layer,
-                rule=check.rule or skill_load_rule(skill.name),
+                rule=check.rule or skill_load_rule(name),
                 agent=agent,
             ),
         )
-    rule = skill_load_rule(skill.name)
+    rule = skill_load_rule(name)
     return SkillsdError(
-        f"{'reading' if reading else 'loading'} skill {skill.name!r} needs the user's approval "
+        f"{action} skill {name!r} needs the user's approval "
         "(as loading it does): ask them, then call "
         f"permissions.remember with rule {rule!r}",
-        PermissionRequiredData(skill=skill.name, layer=check.layer, rule=rule),
+        PermissionRequiredData(skill=name, layer=check.layer, rule=rule),
     )
 
 
@@ -292,7 +307,7 @@ def load(view: OperationView, params: LoadParams) -> LoadResult:
 
     Reads files; records nothing in the session (give the result to :func:`record_load`)."""
     skill = resolve(view.catalog, params)
-    refusal = gate_load(view, skill)
+    refusal = gate_load(view, skill.name)
     if refusal is not None:
         raise refusal
     loaded = load_skill(view.session, skill, force=params.force, format=params.format or "codelia")
@@ -309,7 +324,7 @@ def read_file(
     skill its session has not loaded also needs the load's ``ask`` answered."""
     skill = resolve(view.catalog, params)
     loaded = view.session is not None and skill.path in view.session.loaded
-    refusal = gate_load(view, skill, reading=True, deny_only=not model or loaded)
+    refusal = gate_load(view, skill.name, action="reading", deny_only=not model or loaded)
     if refusal is not None:
         raise refusal
     return read_resource(skill.dir, params.file, offset=params.offset, length=params.length)
@@ -384,6 +399,150 @@ def inspect(
         t = view.trust
         trust = InspectTrust(root=t.root, trusted=t.trusted, source=t.source, ignored=ignored)
     return InspectResult(session=session_info, skills=info, trust=trust)
+
+
+# -- slash commands (SPEC 14) ----------------------------------------------------------------
+
+
+def commands(view: OperationView, params: CommandsParams) -> CommandsResult:
+    """``skills.commands``: user-invocable skills and the legacy command files, by name."""
+    catalog = view.catalog
+    return CommandsResult(commands=command_list(catalog.skills, catalog.commands.files))
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """A ``skills.invoke`` outcome: the reply, and what to record in the session."""
+
+    result: InvokeResult
+    #: The skill invoked, or the command file (the session takes its grants).
+    source: SkillMetadata | CommandFile
+    #: The repository whose trust the grants need (None: they count without it).
+    trust_root: str | None
+
+
+def _invoked(view: OperationView, params: InvokeParams) -> tuple[SkillMetadata | CommandFile, str]:
+    """What an invocation names (a skill, else a command file of that name) and its raw
+    arguments."""
+    catalog = view.catalog
+    ref: RefParams = params
+    raw = params.arguments or ""
+    if params.command is not None:
+        name, raw = parse_command(params.command)
+        if not name:
+            raise SkillsdError(
+                "`command` names no command: type `/name arguments`",
+                InvalidParamsData(field="command"),
+            )
+        ref = RefParams(name=name)
+    if ref.path is None and ref.id is None and ref.name is not None:
+        named = catalog.by_name.get(ref.name, [])
+        if not any(s.enabled for s in named):
+            files = {f.name: f for f in catalog.commands.files}
+            if ref.name in files:
+                return files[ref.name], raw
+            if not named:
+                everything = [c.name for c in command_list(catalog.skills, catalog.commands.files)]
+                suggestions = closest_names(ref.name, everything)
+                hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+                raise SkillsdError(
+                    f"no skill or command named {ref.name!r}{hint}",
+                    SkillNotFoundData(suggestions=suggestions),
+                )
+    elif ref.path is None and ref.id is None:
+        raise SkillsdError("give `command`, or one of `path`, `id` or `name`", InvalidParamsData())
+    return resolve(catalog, ref), raw
+
+
+def _bash_decision(view: OperationView) -> Callable[[str], Decision]:
+    """The policy for dynamic-context commands: the daemon's check, or (the CLI) the config's
+    rules alone."""
+    check = view.check
+    if check is not None:
+        session = view.session
+        return lambda command: check(session, "Bash", command).decision
+    config = view.config
+    policy = Policy.from_config(config.permissions, config.project_permissions)
+    trusted = view.trusted
+    return lambda command: evaluate(policy, "Bash", command, trusted=trusted).decision
+
+
+def invoke(view: OperationView, params: InvokeParams) -> Invocation:
+    """``skills.invoke``: the user runs ``/name arguments``. ``ask`` does not apply (the user
+    acts), a deny does; the body is always sent, its placeholders substituted and its dynamic
+    context listed with each command's decision, never run. Reads files; records nothing
+    (give the result to :func:`record_invocation`)."""
+    target, raw = _invoked(view, params)
+    if isinstance(target, SkillMetadata) and not target.invocation.user:
+        raise SkillsdError(
+            f"skill {target.name!r} is for the model only (its author set "
+            "`user-invocable: false`): it cannot be invoked as a command",
+            NotUserInvocableData(skill=target.name, path=target.path),
+        )
+    refusal = gate_load(view, target.name, action="invoking", deny_only=True)
+    if refusal is not None:
+        raise refusal
+    fmt = params.format or "codelia"
+    if isinstance(target, SkillMetadata):
+        content = read_skill_file_content(target.path)
+        host = target.host
+        invoked = invoke_body(
+            content.body,
+            raw,
+            decide=_bash_decision(view),
+            argument_names=(host.arguments if host is not None else None) or (),
+            skill_dir=target.dir,
+            session_id=params.session_id,
+        )
+        # The frontmatter as written, then the substituted body (what ``codelia`` shows).
+        head = content.text[: len(content.text) - len(content.body)]
+        files = list_skill_files(target.dir)
+        rendered = render_skill(target, head + invoked.body, invoked.body, files, format=fmt)
+        rules = target.allowed_tools or []
+        needs_trust = view.catalog.grants_need_trust(target)
+        skill, command = target, None
+    else:
+        invoked = invoke_body(
+            target.body,
+            raw,
+            decide=_bash_decision(view),
+            argument_names=target.arguments or (),
+            skill_dir=os.path.dirname(target.path),
+            session_id=params.session_id,
+        )
+        # A command file is the text of a user message: there is no skill to wrap it in.
+        rendered = invoked.body
+        rules = target.allowed_tools or []
+        # Only the user's own (home) commands are outside the repository's trust.
+        needs_trust = target.path.startswith(view.catalog.root.rstrip(os.sep) + os.sep)
+        skill, command = None, target.as_command()
+    grants = list(dict.fromkeys(rules))
+    withheld = grants if needs_trust and not view.trusted else []
+    result = InvokeResult(
+        content=rendered,
+        body=invoked.body,
+        arguments=invoked.arguments,
+        dynamic_context=invoked.dynamic_context,
+        grants=[g for g in grants if g not in withheld],
+        withheld_grants=withheld,
+        skill=skill,
+        command=command,
+    )
+    return Invocation(result, target, view.catalog.root if needs_trust else None)
+
+
+def record_invocation(session: Session | None, invocation: Invocation) -> None:
+    """Remember an invocation in ``session`` like a load: a skill counts as loaded (this
+    version), and the grants of what was invoked are taken (bound to the repository's trust
+    where they need it)."""
+    if session is None:
+        return
+    source = invocation.source
+    if isinstance(source, SkillMetadata):
+        session.record_load(source, invocation.trust_root)
+    else:
+        rules = source.allowed_tools or ()
+        session.record_grants(source.path, source.name, rules, invocation.trust_root)
 
 
 # -- workspace trust -------------------------------------------------------------------------
@@ -471,7 +630,7 @@ def agents_get(
     prompt = None
     if params.render:
         for skill in skills:
-            refusal = gate_load(view, skill, agent=agent.name)
+            refusal = gate_load(view, skill.name, agent=agent.name)
             if refusal is not None:
                 raise refusal
         resolved = [

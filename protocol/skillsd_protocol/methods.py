@@ -52,6 +52,27 @@ METHODS: dict[str, MethodSpec] = {
         "exact path > exact name > prefix > relevance over word forms.",
         _CATALOG,
     ),
+    "skills.commands": MethodSpec(
+        m.CommandsParams,
+        m.CommandsResult,
+        "Slash commands: user-invocable skills and Claude Code's legacy `.claude/commands` "
+        "files (a skill hides a command of its name), sorted by name.",
+        _CATALOG,
+    ),
+    "skills.invoke": MethodSpec(
+        m.InvokeParams,
+        m.InvokeResult,
+        "Run a user's `/name arguments`: the body with its placeholders substituted, dynamic "
+        "context listed (never run), recorded in the session like a load; deny refuses it.",
+        (
+            *_REF,
+            "not_user_invocable",
+            "permission_denied",
+            "too_large",
+            "resource_not_found",
+            *_CATALOG,
+        ),
+    ),
     "skills.load": MethodSpec(
         m.LoadParams,
         m.LoadResult,

@@ -16,6 +16,7 @@ from typing import Literal
 
 __all__ = [
     "AGENTS",
+    "COMMAND_FOLDER",
     "SKILL_FOLDERS",
     "SkillFolder",
     "agents_in_order",
@@ -56,6 +57,10 @@ SKILL_FOLDERS: tuple[SkillFolder, ...] = (
     SkillFolder("user", f"{CODEX_HOME}/skills", ("codex",), compat=True),
     SkillFolder("user", "~/.config/opencode/skills", ("opencode",), compat=True),
 )
+
+
+#: Claude Code's legacy command files (SPEC 14), in every directory of the repo chain and in home.
+COMMAND_FOLDER = os.path.join(".claude", "commands")
 
 
 def user_folder_path(folder: SkillFolder, *, home: str, env: Mapping[str, str]) -> str:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 import msgspec
 
+from skillsd.core.commands import CommandScan, scan_commands
 from skillsd.core.config import DEFAULT_CONFIG, Config
 from skillsd.core.discovery import (
     FoundSkill,
@@ -132,6 +133,9 @@ class Catalog:
     errors_by_real_path: dict[str, SkillLoadError]
     #: Ids of the skills the model must not see (``invocation.model`` false, SPEC 13).
     model_hidden: frozenset[str]
+    #: Claude Code's legacy command files of the plan's ``command_dirs`` (SPEC 14), first of
+    #: each name; their problems are in ``diagnostics`` too.
+    commands: CommandScan
     #: Real path -> entry, in catalog order (errors included).
     _entries: dict[str, _Entry] = field(repr=False)
     _scan_diagnostics: list[Diagnostic] = field(repr=False)
@@ -464,6 +468,7 @@ def _assemble(
     dirs_scanned: int,
     disabled: frozenset[str],
     previous: Catalog | None,
+    commands: CommandScan,
 ) -> Catalog:
     """Turn scan results into a catalog, reusing every parse (and listed entry) still valid.
 
@@ -473,7 +478,7 @@ def _assemble(
     mode = config.validation
     old_entries = previous._entries if previous is not None and previous.mode == mode else {}
     entries: dict[str, _Entry] = {}
-    diagnostics = list(scan_diagnostics)
+    diagnostics = [*scan_diagnostics, *commands.diagnostics]
     parsed_count = reused_count = 0
     skills: list[SkillMetadata] = []
     errors: list[SkillLoadError] = []
@@ -559,6 +564,7 @@ def _assemble(
             previous.skills == skills
             and previous.errors == errors
             and previous.diagnostics == diagnostics
+            and previous.commands.files == commands.files
         )
         generation = previous.generation + (0 if unchanged else 1)
     return Catalog(
@@ -577,6 +583,7 @@ def _assemble(
         real_path_of=real_path_of,
         errors_by_real_path=errors_by_real_path,
         model_hidden=frozenset(model_hidden),
+        commands=commands,
         _entries=entries,
         _scan_diagnostics=scan_diagnostics,
         _aliases=aliases,
@@ -611,6 +618,7 @@ def build_catalog(
             result.dirs_scanned,
             frozenset(disabled),
             previous,
+            scan_commands(plan.command_dirs),
         )
 
 
@@ -621,7 +629,8 @@ def refresh_catalog(previous: Catalog, changed_paths: Iterable[str]) -> Catalog:
     ``SKILL.md`` is re-parsed if its stat key changed and its resource counts are recounted; a
     removed skill directory drops the skill. Anything else (a new or removed skill, a category
     folder, a root appearing, a ``SKILL.md`` deleted or retargeted) falls back to a full rescan
-    with parse reuse, which is always correct. Same config, plan and disabled set as ``previous``.
+    with parse reuse, which is always correct. A path in a command folder re-reads the command
+    files. Same config, plan and disabled set as ``previous``.
     """
     changed = {os.path.abspath(p) for p in changed_paths}
     if not changed:
@@ -630,7 +639,20 @@ def refresh_catalog(previous: Catalog, changed_paths: Iterable[str]) -> Catalog:
         return _refresh(previous, changed)
 
 
+def _in_commands(path: str, command_dirs: tuple[str, ...]) -> bool:
+    """Whether ``path`` is a command folder or inside one."""
+    return any(path == d or path.startswith(d + os.sep) for d in command_dirs)
+
+
 def _refresh(previous: Catalog, changed: set[str]) -> Catalog:
+    commands = previous.commands
+    command_dirs = previous.plan.command_dirs
+    in_commands = {p for p in changed if _in_commands(p, command_dirs)}
+    if in_commands:
+        commands = scan_commands(command_dirs)
+        changed = changed - in_commands
+    # Anything else (``.claude`` itself appearing, say) goes the skills' way: a path no skill
+    # owns is a full rescan, which reads the command folders again too.
     dirty: dict[str, FoundSkill] = {}
     for path in changed:
         skill = _owning_skill(path, previous)
@@ -677,6 +699,7 @@ def _refresh(previous: Catalog, changed: set[str]) -> Catalog:
         len(dirty),
         previous.disabled,
         previous,
+        commands,
     )
 
 

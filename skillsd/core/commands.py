@@ -1,7 +1,8 @@
 """Slash commands (SPEC 14): user-invocable skills plus Claude Code's legacy command files.
 
 Command files are ``*.md`` under ``.claude/commands/`` in every directory of the repo chain
-(nearest to ``cwd`` first, as skill discovery walks it) and under ``~/.claude/commands/``. A file's
+(nearest to ``cwd`` first, as skill discovery walks it) and under ``~/.claude/commands/``: a
+plan's ``command_dirs`` (:func:`skillsd.core.discovery.compute_roots`). A file's
 name is its stem; each folder above it inside the commands directory adds a ``folder:`` prefix
 (``frontend/component.md`` is ``frontend:component``). The frontmatter is optional and parsed like
 a skill's (all-strings YAML): ``description``, ``argument-hint``, ``arguments``,
@@ -28,7 +29,6 @@ from dataclasses import dataclass, field
 
 from skillsd.core import limits
 from skillsd.core.bounded_read import read_regular_file
-from skillsd.core.discovery import RootPlan, repo_chain
 from skillsd.core.frontmatter import (
     FrontmatterError,
     decode_frontmatter,
@@ -41,18 +41,14 @@ from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.messages import Command
 
 __all__ = [
-    "COMMANDS_DIR",
     "CommandFile",
     "CommandScan",
-    "command_dirs",
     "command_list",
     "read_command_file",
     "scan_commands",
     "skill_command",
 ]
 
-#: Where Claude Code keeps legacy commands, relative to a directory of the repo chain or home.
-COMMANDS_DIR = os.path.join(".claude", "commands")
 _SUFFIX = ".md"
 
 
@@ -90,13 +86,6 @@ class CommandScan:
     files: list[CommandFile]
     dirs: list[str]
     diagnostics: list[Diagnostic]
-
-
-def command_dirs(plan: RootPlan, *, home: str) -> list[str]:
-    """The command directories for a catalog's plan: the repo chain nearest first, then home."""
-    dirs = [os.path.join(d, COMMANDS_DIR) for d in repo_chain(plan)]
-    dirs.append(os.path.join(home, COMMANDS_DIR))
-    return list(dict.fromkeys(dirs))
 
 
 def _warning(code: str, message: str, path: str, field_name: str | None = None) -> Diagnostic:

@@ -28,7 +28,12 @@ from operator import attrgetter
 from pathlib import Path
 
 from skillsd.core import limits
-from skillsd.core.agent_folders import SKILL_FOLDERS, agents_in_order, user_folder_path
+from skillsd.core.agent_folders import (
+    COMMAND_FOLDER,
+    SKILL_FOLDERS,
+    agents_in_order,
+    user_folder_path,
+)
 from skillsd.core.config import DEFAULT_CONFIG, Config
 from skillsd.core.file_version import StatKey
 from skillsd.core.host_fields import OPENAI_YAML, OPENAI_YAML_DIR
@@ -97,6 +102,8 @@ class RootPlan:
     cwd: str
     repo_root: str
     roots: tuple[Root, ...]
+    #: Where legacy command files live (SPEC 14): the repo chain nearest first, then home.
+    command_dirs: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -215,9 +222,12 @@ def compute_roots(
         repo_root = find_repo_root(cwd, disc.markers, env)
     folders = [f for f in SKILL_FOLDERS if disc.compat_roots or not f.compat]
     roots: list[Root] = []
+    command_dirs: list[str] = []
     if disc.auto:
+        chain = _chain(repo_root, cwd)
+        command_dirs = [os.path.join(d, COMMAND_FOLDER) for d in (*chain, home)]
         repo_folders = [f for f in folders if f.scope == "repo"]
-        for distance, directory in enumerate(_chain(repo_root, cwd)):
+        for distance, directory in enumerate(chain):
             roots.extend(
                 Root(os.path.join(directory, f.path), "repo", distance, f.agents)
                 for f in repo_folders
@@ -255,7 +265,12 @@ def compute_roots(
             # One folder reached as two (e.g. $CODEX_HOME set to ~/.agents): all its readers.
             kept = replace(kept, agents=agents_in_order((*kept.agents, *root.agents)))
         unique[root.path] = kept
-    return RootPlan(cwd=cwd, repo_root=repo_root, roots=tuple(unique.values()))
+    return RootPlan(
+        cwd=cwd,
+        repo_root=repo_root,
+        roots=tuple(unique.values()),
+        command_dirs=tuple(dict.fromkeys(command_dirs)),
+    )
 
 
 def discovery_plan(

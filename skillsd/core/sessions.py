@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -50,11 +50,17 @@ class Session:
         self.loaded[skill.path] = LoadedSkill(
             id=skill.id, name=skill.name, path=skill.path, mtime_ms=skill.mtime_ms
         )
-        self._release(skill.path)
-        rules = tuple(dict.fromkeys(skill.allowed_tools or ()))
-        origin = trust_root
-        self._granted_by[skill.path] = (skill.name, rules, origin)
-        self._grant_counts.update(rules)
+        self.record_grants(skill.path, skill.name, skill.allowed_tools or (), trust_root)
+
+    def record_grants(
+        self, path: str, name: str, rules: Iterable[str], trust_root: str | None = None
+    ) -> None:
+        """Take the grants of what the file at ``path`` sent (a skill, or a legacy command file
+        a user invoked, SPEC 14), replacing that file's earlier ones."""
+        self._release(path)
+        granted = tuple(dict.fromkeys(rules))
+        self._granted_by[path] = (name, granted, trust_root)
+        self._grant_counts.update(granted)
 
     def unload(self, skill: SkillMetadata) -> tuple[bool, list[str]]:
         """Forget a loaded skill; returns (was loaded, rules no longer granted by anything)."""

@@ -16,9 +16,9 @@ __all__ = ["WatchPlan", "watch_plan"]
 class WatchPlan:
     """The directories to watch for one catalog and how to tell which events concern it."""
 
-    #: ``(directory, recursive)``: existing roots and skill directories reached through
-    #: symlinks recursively; for a root that does not exist yet, its nearest existing ancestor
-    #: alone (so the root appearing is noticed).
+    #: ``(directory, recursive)``: existing roots, command folders and skill directories
+    #: reached through symlinks recursively; for a root that does not exist yet, its nearest
+    #: existing ancestor alone (so the root appearing is noticed).
     targets: frozenset[tuple[str, bool]]
     #: Directories whose contents are the catalog's (events below them are relevant).
     prefixes: tuple[str, ...]
@@ -36,17 +36,19 @@ def watch_plan(catalog: Catalog) -> WatchPlan:
     targets: set[tuple[str, bool]] = set()
     prefixes: list[str] = []
     ancestors: set[str] = set()
-    for root in catalog.roots:
-        if os.path.isdir(root.path):
-            targets.add((root.path, True))
-            prefixes.append(root.path)
-        elif os.path.isfile(root.path):  # a root given as a SKILL.md path
-            targets.add((os.path.dirname(root.path), True))
-            prefixes.append(os.path.dirname(root.path))
+    # Skill roots, then the legacy command folders (SPEC 14: watched like skills).
+    folders = [r.path for r in catalog.roots] + list(catalog.plan.command_dirs)
+    for path in folders:
+        if os.path.isdir(path):
+            targets.add((path, True))
+            prefixes.append(path)
+        elif os.path.isfile(path):  # a root given as a SKILL.md path
+            targets.add((os.path.dirname(path), True))
+            prefixes.append(os.path.dirname(path))
         else:
-            anchor = nearest_existing_ancestor(root.path)
+            anchor = nearest_existing_ancestor(path)
             targets.add((anchor, False))
-            walk = root.path
+            walk = path
             while walk != anchor and walk != os.path.dirname(walk):
                 ancestors.add(walk)
                 walk = os.path.dirname(walk)

@@ -20,7 +20,7 @@ from skillsd.core.errors import SkillsdError
 from skillsd.core.model_tools import decode_tool_call, tool_definitions
 from skillsd.core.permissions import Rule, RuleError, parse_rule, remember_rule
 from skillsd.core.sessions import Session
-from skillsd.daemon.endpoint import InvalidParams, RequestContext, Router
+from skillsd.daemon.endpoint import Connection, InvalidParams, RequestContext, Router
 from skillsd.daemon.services import Services, View
 from skillsd_protocol.messages import (
     AgentsGetParams,
@@ -29,9 +29,13 @@ from skillsd_protocol.messages import (
     AgentsListResult,
     CheckParams,
     CheckResult,
+    CommandsParams,
+    CommandsResult,
     Empty,
     InspectParams,
     InspectResult,
+    InvokeParams,
+    InvokeResult,
     ListParams,
     ListResult,
     LoadParams,
@@ -88,21 +92,39 @@ async def _view(svc: Services, ctx: RequestContext, params: object, **kw: object
 # -- catalog methods ----------------------------------------------------------------------
 
 
-async def _list(svc: Services, params: ListParams, ctx: RequestContext) -> ListResult:
+def _listening(svc: Services, ctx: RequestContext) -> Connection:
+    """The request's connection, from now on told ``skills.changed`` for the catalogs it
+    asks about (skills.list and skills.commands)."""
     conn = ctx.connection
     if not conn.listens_for_catalogs:
         # A closed connection must stop being notified (and stop being held by the cache).
         conn.listens_for_catalogs = True
         conn.add_close_callback(partial(svc.catalogs.forget_listener, conn))
+    return conn
+
+
+async def _list(svc: Services, params: ListParams, ctx: RequestContext) -> ListResult:
     view = await _view(
         svc,
         ctx,
         params,
         extra_roots=params.extra_roots or (),
         force=params.force_reload,
-        listener=ctx.connection,
+        listener=_listening(svc, ctx),
     )
     return ops.list_skills(view.seen, params, state_problem=svc.state.problem)
+
+
+async def _commands(svc: Services, params: CommandsParams, ctx: RequestContext) -> CommandsResult:
+    view = await _view(svc, ctx, params, listener=_listening(svc, ctx))
+    return ops.commands(view.seen, params)
+
+
+async def _invoke(svc: Services, params: InvokeParams, ctx: RequestContext) -> InvokeResult:
+    view = await _view(svc, ctx, params)
+    invocation = await svc.run_file_op(ops.invoke, view.seen, params)
+    ops.record_invocation(view.session, invocation)
+    return invocation.result
 
 
 async def _search(svc: Services, params: SearchParams, ctx: RequestContext) -> SearchResult:
@@ -311,6 +333,8 @@ async def _agents_get(
 _ASYNC: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "skills.list": _list,
     "skills.search": _search,
+    "skills.commands": _commands,
+    "skills.invoke": _invoke,
     "skills.load": _load,
     "skills.unload": _unload,
     "skills.readFile": _read_file,

@@ -9,7 +9,6 @@ import msgspec
 import pytest
 
 from skillsd.core.commands import (
-    command_dirs,
     command_list,
     read_command_file,
     scan_commands,
@@ -27,8 +26,8 @@ def test_command_dirs_walk_the_repo_chain_then_home(project: Path) -> None:
     sub = project / "packages" / "web"
     sub.mkdir(parents=True)
     catalog = host_catalog(sub)
-    home = os.fspath(project.parent / "home")
-    assert command_dirs(catalog.plan, home=home) == [
+    home = os.fspath(sub.parent / "home")  # host_catalog's home: beside the cwd
+    assert list(catalog.plan.command_dirs) == [
         os.fspath(sub / ".claude" / "commands"),
         os.fspath(project / "packages" / ".claude" / "commands"),
         os.fspath(project / ".claude" / "commands"),
@@ -38,7 +37,7 @@ def test_command_dirs_walk_the_repo_chain_then_home(project: Path) -> None:
 
 def test_fixture_commands_namespacing_shadowing_and_order(project: Path) -> None:
     catalog = host_catalog(project)
-    scan = scan_commands(command_dirs(catalog.plan, home=os.fspath(project.parent / "home")))
+    scan = scan_commands(catalog.plan.command_dirs)
     assert scan.diagnostics == []
     files = {f.name: f for f in scan.files}
     assert sorted(files) == ["deploy", "frontend:component", "review"]

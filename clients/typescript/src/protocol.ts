@@ -122,6 +122,38 @@ export interface ClientInfo {
   version?: string | null;
 }
 
+/**
+ * A slash command: a user-invocable skill (`skill` is its id) or a Claude Code command
+ * file (`.claude/commands/**\/*.md`); `path` is the SKILL.md or the command file.
+ */
+export interface Command {
+  /** @default null */
+  argumentHint?: string | null;
+  /** @default null */
+  arguments?: string[] | null;
+  description: string;
+  /** @default null */
+  displayName?: string | null;
+  name: string;
+  path: string;
+  /** @default null */
+  skill?: string | null;
+  source: "command" | "skill";
+}
+
+export interface CommandsParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  sessionId?: string | null;
+}
+
+export interface CommandsResult {
+  commands: Command[];
+}
+
 /** One problem found in a skill, a config file or a scan, with a stable `code`. */
 export interface Diagnostic {
   code: string;
@@ -131,6 +163,17 @@ export interface Diagnostic {
   /** @default null */
   path?: string | null;
   severity: "error" | "info" | "warning";
+}
+
+/**
+ * A `!`cmd` ` or `` ``! `` block left in the body, never run: `start`/`end` are
+ * code-point offsets into the substituted body, `decision` that of `Bash(command)`.
+ */
+export interface DynamicContext {
+  command: string;
+  decision: "allow" | "ask" | "deny";
+  end: number;
+  start: number;
 }
 
 /** An empty object result (`{}`). */
@@ -287,6 +330,44 @@ export interface InvalidSkillData {
 export interface Invocation {
   model: boolean;
   user: boolean;
+}
+
+/**
+ * `command` is what the user typed (`/name rest`, the `/` optional); otherwise a skill
+ * ref (or a command's `name`) and `arguments`.
+ */
+export interface InvokeParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  arguments?: string | null;
+  /** @default null */
+  command?: string | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  format?: "codelia" | "markdown" | "spec" | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  name?: string | null;
+  /** @default null */
+  path?: string | null;
+  /** @default null */
+  sessionId?: string | null;
+}
+
+export interface InvokeResult {
+  arguments: string[];
+  body: string;
+  /** @default null */
+  command?: Command | null;
+  content: string;
+  dynamicContext: DynamicContext[];
+  grants: string[];
+  /** @default null */
+  skill?: SkillMetadata | null;
+  withheldGrants: string[];
 }
 
 export interface ListParams {
@@ -907,6 +988,18 @@ export interface Methods {
   /** Announce that `exit` follows; methods keep working until then. */
   "shutdown": { params: Params; result: null };
   /**
+   * Slash commands: user-invocable skills and Claude Code's legacy `.claude/commands` files (a skill hides a command of its name), sorted by name.
+   *
+   * Error kinds: session_not_found, invalid_config.
+   */
+  "skills.commands": { params: CommandsParams; result: CommandsResult };
+  /**
+   * Run a user's `/name arguments`: the body with its placeholders substituted, dynamic context listed (never run), recorded in the session like a load; deny refuses it.
+   *
+   * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, not_user_invocable, permission_denied, too_large, resource_not_found, session_not_found, invalid_config.
+   */
+  "skills.invoke": { params: InvokeParams; result: InvokeResult };
+  /**
    * The catalog of a cwd: valid skills, invalid ones with why, and scan diagnostics.
    *
    * Error kinds: session_not_found, invalid_config.
@@ -994,6 +1087,8 @@ export const METHOD_NAMES = [
   "session.compacted",
   "session.open",
   "shutdown",
+  "skills.commands",
+  "skills.invoke",
   "skills.list",
   "skills.load",
   "skills.mentions",
