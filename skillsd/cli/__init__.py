@@ -12,7 +12,7 @@ from skillsd_protocol import PROTOCOL_VERSION
 
 #: Modules under ``skillsd.cli`` that add subcommands; each has ``register(subparsers)`` and
 #: sets ``func`` (taking the parsed args, returning the exit status) on its parsers.
-_COMMAND_MODULES = ("validate", "catalog", "enable", "trust", "daemon", "doctor", "ui")
+_COMMAND_MODULES = ("validate", "catalog", "run", "enable", "trust", "daemon", "doctor", "ui")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,6 +18,7 @@ import msgspec
 from skillsd import operations as ops
 from skillsd.cli.list_summary import list_summary
 from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.core.search import SearchIndex
 from skillsd.core.state import StateStore, default_state_path
 from skillsd_protocol.messages import ListParams, LoadParams, PromptParams, SearchParams
@@ -84,7 +85,7 @@ def catalog_view(args: argparse.Namespace) -> ops.OperationView:
     )
 
 
-def _emit_json(value: Any) -> int:
+def emit_json(value: Any) -> int:
     sys.stdout.buffer.write(msgspec.json.encode(value) + b"\n")
     return 0
 
@@ -94,7 +95,7 @@ def _print(text: str) -> int:
     return 0
 
 
-def _failing(fn: Any) -> Any:
+def failing(fn: Any) -> Any:
     """Turn a core error into a one-line message on stderr and exit status 2."""
 
     def run(args: argparse.Namespace) -> int:
@@ -108,12 +109,12 @@ def _failing(fn: Any) -> Any:
     return run
 
 
-@_failing
+@failing
 def _list(args: argparse.Namespace) -> int:
     view = catalog_view(args)
     listing = ops.list_skills(view, ListParams(scope=args.scope))
     if args.json:
-        return _emit_json(listing)
+        return emit_json(listing)
     skills = listing.skills
     width = max((len(s.name) for s in skills), default=4)
     scope = None
@@ -122,10 +123,12 @@ def _list(args: argparse.Namespace) -> int:
             scope = s.scope
             print(f"{scope}:")
         flags = "" if s.enabled else " [disabled]"
+        flags += "".join(f" [{mark}]" for mark in invocation_marks(s))
+        usage = slash_usage(s) if s.host is not None and s.host.argument_hint else None
         warn = f" ({len(s.diagnostics)} warning(s))" if s.diagnostics else ""
         desc = textwrap.shorten(s.description, 70, placeholder="...")
         print(f"  {s.name:<{width}}  {desc}{flags}{warn}")
-        print(f"  {'':<{width}}  {s.path}")
+        print(f"  {'':<{width}}  {s.path}" + (f"  (usage: {usage})" if usage else ""))
     for error in listing.errors:
         print(f"invalid: {error.path}: {error.message}")
     for diag in listing.diagnostics:
@@ -134,13 +137,13 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-@_failing
+@failing
 def _search(args: argparse.Namespace) -> int:
     view = catalog_view(args)
     params = SearchParams(query=args.query, limit=args.limit, scope=args.scope, tags=args.tags)
     result = ops.search(view, SearchIndex(view.catalog.skills), params)
     if args.json:
-        return _emit_json(result)
+        return emit_json(result)
     for n, hit in enumerate(result.results, 1):
         desc = textwrap.shorten(hit.skill.description, 60, placeholder="...")
         print(
@@ -151,18 +154,18 @@ def _search(args: argparse.Namespace) -> int:
     return 0
 
 
-@_failing
+@failing
 def _show(args: argparse.Namespace) -> int:
     view = catalog_view(args)
     ref = ops.ref_from_text(view.catalog, args.ref)
     params = LoadParams(path=ref.path, id=ref.id, name=ref.name, format=args.format)
     loaded = ops.load(view, params)
     if args.json:
-        return _emit_json(loaded)
+        return emit_json(loaded)
     return _print(loaded.content)
 
 
-@_failing
+@failing
 def _prompt(args: argparse.Namespace) -> int:
     view = catalog_view(args)
     params = PromptParams(
@@ -173,5 +176,5 @@ def _prompt(args: argparse.Namespace) -> int:
     )
     result = ops.prompt(view, params)
     if args.json:
-        return _emit_json(result)
+        return emit_json(result)
     return _print(result.text)

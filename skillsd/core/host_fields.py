@@ -44,9 +44,11 @@ __all__ = [
     "HostReading",
     "host_from_frontmatter",
     "host_from_openai",
+    "invocation_marks",
     "merge_readings",
     "model_description",
     "read_openai_yaml",
+    "slash_usage",
     "with_reading",
 ]
 
@@ -149,6 +151,25 @@ def model_description(skill: SkillMetadata) -> str:
     """The description as the model reads it: ``whenToUse`` appended after a space (SPEC 13)."""
     when = skill.host.when_to_use if skill.host is not None else None
     return f"{skill.description} {when}" if when else skill.description
+
+
+def invocation_marks(skill: SkillMetadata) -> list[str]:
+    """Who may not invoke a skill, as people read it: ``user only`` (the model may not) and
+    ``model only`` (no slash command)."""
+    marks = []
+    if not skill.invocation.model:
+        marks.append("user only")
+    if not skill.invocation.user:
+        marks.append("model only")
+    return marks
+
+
+def slash_usage(skill: SkillMetadata) -> str | None:
+    """``/name argument-hint`` for a skill the user may invoke (None when they may not)."""
+    if not skill.invocation.user:
+        return None
+    hint = skill.host.argument_hint if skill.host is not None else None
+    return f"/{skill.name} {hint}" if hint else f"/{skill.name}"
 
 
 def with_reading(

@@ -1,0 +1,103 @@
+"""`skillsd run` and the invocation marks of `skillsd list` (SPEC 14), as a user runs them: real
+subprocesses on a copy of the Claude Code-style fixture project; `--json` matches the daemon."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from skillsd_protocol.messages import CommandsResult, InvokeResult
+from tests.daemon.daemon_harness import StdioDaemon
+from tests.daemon.skill_tree import daemon_env
+from tests.daemon.test_skill_methods import Client
+from tests.fixtures.host_project import copy_host_project
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    project = copy_host_project(tmp_path)
+    return {"tmp": tmp_path, "project": project, "home": tmp_path / "home"}
+
+
+def run(tree: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "skillsd", *args],
+        cwd=tree["project"],
+        env=daemon_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_run_substitutes_shell_split_arguments(tree: dict[str, Path]) -> None:
+    out = run(tree, "run", "/fix-issue", "42", "very high")
+    assert out.returncode == 0, out.stderr
+    assert "Fix GitHub issue #42 (priority: very high)." in out.stdout
+    assert out.stdout.startswith('<skill_context name="fix-issue"')
+    # Dynamic context is never run; stderr says what a host would run and the decision.
+    assert "dynamic context (not run, ask): gh issue view 42 --json title,body" in out.stderr
+    # Words the shell split come back quoted in $ARGUMENTS, so they split the same way again.
+    review = run(tree, "run", "review", "naming", "and tests")
+    assert review.stdout.rstrip().endswith("Focus on: naming 'and tests'")
+    # One argument holding the whole command line is taken as typed.
+    typed = run(tree, "run", '/review "as typed"')
+    assert typed.stdout.rstrip().endswith('Focus on: "as typed"')
+
+
+def test_run_json_is_the_daemon_result(tree: dict[str, Path]) -> None:
+    out = run(tree, "run", "--json", "--format", "spec", "/deploy", "production")
+    assert out.returncode == 0, out.stderr
+    cli = msgspec.json.decode(out.stdout, type=InvokeResult)
+    daemon = StdioDaemon(environ=daemon_env(tree))
+    try:
+        client = Client(daemon, tree["project"])
+        wire = client.ok("skills.invoke", command="/deploy production", format="spec")
+    finally:
+        daemon.kill()
+    assert msgspec.convert(wire, InvokeResult) == cli
+    assert cli.arguments == ["production"]
+
+
+def test_run_lists_commands_and_refuses_model_only(tree: dict[str, Path]) -> None:
+    listing = run(tree, "run")
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    assert lines[0].startswith("/deploy [staging|production]")
+    assert any(
+        line.startswith("/frontend:component") and line.endswith("(.claude/commands)")
+        for line in lines
+    )
+    names = [
+        c.name
+        for c in msgspec.json.decode(
+            run(tree, "run", "--json").stdout, type=CommandsResult
+        ).commands
+    ]
+    assert names == ["deploy", "fix-issue", "frontend:component", "release-notes", "review"]
+    refused = run(tree, "run", "/api-conventions")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("skillsd run: skill 'api-conventions' is for the model only")
+    unknown = run(tree, "run", "/fix-isue")
+    assert unknown.returncode == 2 and "did you mean fix-issue?" in unknown.stderr
+
+
+def test_list_marks_who_may_invoke_and_the_usage(tree: dict[str, Path]) -> None:
+    out = run(tree, "list")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    line = {
+        row.split()[0]: row for row in text.splitlines() if row.startswith("  ") and row.split()
+    }
+    assert "[user only]" in line["deploy"] and "[model only]" not in line["deploy"]
+    assert "[model only]" in line["api-conventions"]
+    assert "[user only]" in line["release-notes"]
+    assert "only]" not in line["fix-issue"]
+    assert "(usage: /deploy [staging|production])" in text
+    assert "(usage: /fix-issue [issue-number] [priority])" in text
+    assert os.fspath(tree["project"]) in text
