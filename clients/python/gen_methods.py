@@ -33,6 +33,8 @@ PY_NAMES: dict[str, str] = {
     "ping": "ping",
     "skills.list": "list_skills",
     "skills.search": "search",
+    "skills.commands": "commands",
+    "skills.invoke": "invoke",
     "skills.load": "load",
     "skills.unload": "unload",
     "skills.readFile": "read_file",

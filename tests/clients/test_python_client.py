@@ -40,6 +40,8 @@ from skillsd_protocol.errors import (
 )
 from skillsd_protocol.messages import (
     ClientInfo,
+    CommandsResult,
+    InvokeResult,
     ListResult,
     LoadResult,
     ProgressValue,
@@ -48,6 +50,7 @@ from skillsd_protocol.messages import (
 )
 from tests.daemon.daemon_harness import daemon_pids, kill_pid, socket_daemon
 from tests.daemon.skill_tree import daemon_env, make_project
+from tests.fixtures.host_project import copy_host_project
 
 T = TypeVar("T")
 DEADLINE = 60.0
@@ -130,8 +133,31 @@ def test_spawn_gives_typed_results(tree: dict[str, Path], environ: dict[str, str
             assert text.encoding == "utf-8" and text.content.startswith("# Fields")
             binary = await client.read_file(name="pdf-forms", file="assets/logo.bin")
             assert binary.encoding == "base64"
-            await client.shutdown()  # answered with null
-            assert await client.ping() is not None
+            assert await client.shutdown() is None  # answered with null
+            with pytest.raises(RpcError) as refused:  # only exit is accepted after shutdown
+                await client.ping()
+            assert refused.value.code == -32600
+
+    run(body())
+
+
+def test_commands_and_invoke(tmp_path: Path) -> None:
+    project = copy_host_project(tmp_path)
+    tree = {"tmp": tmp_path, "project": project, "home": tmp_path / "home"}
+
+    async def body() -> None:
+        async with await AsyncClient.spawn(cwd=project, env=daemon_env(tree)) as client:
+            listed = await client.commands()
+            assert isinstance(listed, CommandsResult)
+            assert [c.name for c in listed.commands][:2] == ["deploy", "fix-issue"]
+            result = await client.invoke(command="/fix-issue 7 low")
+            assert isinstance(result, InvokeResult)
+            assert result.arguments == ["7", "low"] and result.skill is not None
+            assert "Fix GitHub issue #7 (priority: low)." in result.body
+            with pytest.raises(RpcError) as refused:
+                await client.invoke(name="api-conventions")
+            assert refused.value.kind == "not_user_invocable"
+            assert_data_typed(refused.value)
 
     run(body())
 

@@ -178,6 +178,69 @@ class AsyncMethods:
         )
         return result
 
+    async def commands(
+        self,
+        *,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.CommandsResult:
+        """``skills.commands``: Slash commands: user-invocable skills and Claude Code's legacy
+        `.claude/commands` files (a skill hides a command of its name), sorted by name.
+
+        Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
+        """
+        result: m.CommandsResult = await self.request(
+            "skills.commands",
+            _params(m.CommandsParams, cwd=cwd, session_id=session_id),
+            result_type=m.CommandsResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def invoke(
+        self,
+        *,
+        path: str | None = None,
+        id: str | None = None,
+        name: str | None = None,
+        command: str | None = None,
+        arguments: str | None = None,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        format: m.LoadFormat | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.InvokeResult:
+        """``skills.invoke``: Run a user's `/name arguments`: the body with its placeholders
+        substituted, dynamic context listed (never run), recorded in the session like a load; deny
+        refuses it.
+
+        Application errors (`RpcError.kind`): ``skill_not_found``, ``ambiguous_skill``,
+        ``invalid_skill``, ``not_user_invocable``, ``permission_denied``, ``too_large``,
+        ``resource_not_found``, ``session_not_found``, ``invalid_config``.
+        """
+        result: m.InvokeResult = await self.request(
+            "skills.invoke",
+            _params(
+                m.InvokeParams,
+                path=path,
+                id=id,
+                name=name,
+                command=command,
+                arguments=arguments,
+                cwd=cwd,
+                session_id=session_id,
+                format=format,
+            ),
+            result_type=m.InvokeResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
     async def load(
         self,
         *,
@@ -827,6 +890,69 @@ class SyncMethods:
                 include_disabled=include_disabled,
             ),
             result_type=m.SearchResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def commands(
+        self,
+        *,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.CommandsResult:
+        """``skills.commands``: Slash commands: user-invocable skills and Claude Code's legacy
+        `.claude/commands` files (a skill hides a command of its name), sorted by name.
+
+        Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
+        """
+        result: m.CommandsResult = self.request(
+            "skills.commands",
+            _params(m.CommandsParams, cwd=cwd, session_id=session_id),
+            result_type=m.CommandsResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def invoke(
+        self,
+        *,
+        path: str | None = None,
+        id: str | None = None,
+        name: str | None = None,
+        command: str | None = None,
+        arguments: str | None = None,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        format: m.LoadFormat | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.InvokeResult:
+        """``skills.invoke``: Run a user's `/name arguments`: the body with its placeholders
+        substituted, dynamic context listed (never run), recorded in the session like a load; deny
+        refuses it.
+
+        Application errors (`RpcError.kind`): ``skill_not_found``, ``ambiguous_skill``,
+        ``invalid_skill``, ``not_user_invocable``, ``permission_denied``, ``too_large``,
+        ``resource_not_found``, ``session_not_found``, ``invalid_config``.
+        """
+        result: m.InvokeResult = self.request(
+            "skills.invoke",
+            _params(
+                m.InvokeParams,
+                path=path,
+                id=id,
+                name=name,
+                command=command,
+                arguments=arguments,
+                cwd=cwd,
+                session_id=session_id,
+                format=format,
+            ),
+            result_type=m.InvokeResult,
             timeout=timeout,
             on_progress=on_progress,
         )

@@ -44,6 +44,10 @@ import {
   type RememberParams,
   type SearchParams,
   type SearchResult,
+  type CommandsParams,
+  type CommandsResult,
+  type InvokeParams,
+  type InvokeResult,
   type SessionCloseParams,
   type SessionCompactedParams,
   type SessionCompactedResult,
@@ -479,6 +483,16 @@ export class SkillsdClient extends EventEmitter<SkillsdClientEvents> implements 
 
   search(params: SearchParams, options?: RequestOptions): Promise<SearchResult> {
     return this.request("skills.search", params, options);
+  }
+
+  /** Slash commands: user-invocable skills and `.claude/commands` files (SPEC 14). */
+  commands(params?: CommandsParams, options?: RequestOptions): Promise<CommandsResult> {
+    return this.request("skills.commands", params ?? {}, options);
+  }
+
+  /** Run what the user typed (`{command: "/name args"}`) or a ref with `arguments`. */
+  invoke(params: InvokeParams, options?: RequestOptions): Promise<InvokeResult> {
+    return this.request("skills.invoke", params, options);
   }
 
   load(params: LoadParams, options?: RequestOptions): Promise<LoadResult> {
