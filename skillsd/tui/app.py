@@ -26,12 +26,19 @@ from textual.message import Message
 from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, TabPane, Tree
 
 from skillsd import __version__
+from skillsd.tui.command_palette import CommandPalette
 from skillsd.tui.detail import SkillDetail, fetch_detail
 from skillsd.tui.dialogs import Choice, ChoiceDialog, FileDialog
 from skillsd.tui.panes import DetailPane, ErrorsPane, SkillList, display_path
 from skillsd_client import AsyncClient, ClientError, Notification
 from skillsd_protocol import Scope, SkillMetadata
-from skillsd_protocol.messages import ClientInfo, ListResult, SearchResult, SkillsChangedParams
+from skillsd_protocol.messages import (
+    ClientInfo,
+    InvokeResult,
+    ListResult,
+    SearchResult,
+    SkillsChangedParams,
+)
 
 __all__ = ["Connector", "SkillsApp", "shared_connector"]
 
@@ -89,6 +96,7 @@ class SkillsApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_search", "Search"),
         Binding("s", "next_scope", "Scope"),
+        Binding("c", "commands", "Commands"),
         Binding("space", "toggle_enabled", "Toggle"),
         Binding("a", "approve", "Approve"),
         Binding("t", "trust", "Trust"),
@@ -392,7 +400,36 @@ class SkillsApp(App[None]):
             return
         await self.push_screen(FileDialog(skill.name, result))
 
+    @work(group="commands")
+    async def open_commands(self) -> None:
+        """The command palette for this cwd, on the selected skill when the user may invoke it
+        (SPEC 14: the TUI invokes the selected skill with the arguments typed)."""
+        client = self.client
+        if client is None:
+            return
+        try:
+            listed = await client.commands(cwd=self.cwd, session_id=self.session_id)
+        except ClientError as exc:
+            self._report("listing commands failed", exc)
+            return
+
+        async def invoke(typed: str) -> InvokeResult:
+            if self.client is None:
+                raise ConnectionError("not connected to skillsd")
+            return await self.client.invoke(command=typed, cwd=self.cwd, session_id=self.session_id)
+
+        palette = CommandPalette(listed.commands, invoke)
+        await self.push_screen(palette)
+        skill = self.selected
+        if skill is not None and skill.invocation.user and skill.enabled:
+            box = palette.query_one("#command-input", Input)
+            box.value = f"/{skill.name} "
+            box.cursor_position = len(box.value)
+
     # -- actions ---------------------------------------------------------------------------
+
+    def action_commands(self) -> None:
+        self.open_commands()
 
     def action_focus_search(self) -> None:
         self.query_one(TabbedContent).active = "skills-tab"

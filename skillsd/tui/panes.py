@@ -17,6 +17,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static, Tree
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
+from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.tui.detail import SkillDetail, ToolDecision
 from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata
 from skillsd_protocol.messages import CheckResult, SearchHit
@@ -55,6 +56,8 @@ def _row(skill: SkillMetadata, tag: Text | None = None) -> Text:
         line.append(f" ⚠{count}", style="yellow")
     if not skill.enabled:
         line.append(" disabled", style="dim italic")
+    for mark in invocation_marks(skill):
+        line.append(f" {mark}", style="magenta")
     line.append("\n    ")
     if tag is not None:
         line.append_text(tag)
@@ -245,6 +248,10 @@ class DetailPane(VerticalScroll, can_focus=True):
             extras.append(f"tags {skill.metadata['tags']}")
         if skill.same_name:
             extras.append(f"same name as {len(skill.same_name)} other skill(s)")
+        extras += invocation_marks(skill)
+        usage = slash_usage(skill)
+        if usage is not None and skill.host is not None and skill.host.argument_hint:
+            extras.append(f"c runs {usage}")
         if extras:
             text.append(" · ".join(extras) + "\n", style="dim")
         if skill.diagnostics:
