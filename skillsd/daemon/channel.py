@@ -50,6 +50,9 @@ class StreamChannel:
         self._write_transport: asyncio.WriteTransport | None = None
         self._write_fd: int | None = None
         self._reader: _FdReader | None = None
+        # Our own record of whether the read transport is paused: `is_reading()` raises
+        # NotImplementedError on pipe transports before Python 3.11.4 (Debian 12's 3.11.2).
+        self._read_paused = False
         self._can_write = asyncio.Event()
         self._can_write.set()
         self._write_lost = False
@@ -142,7 +145,8 @@ class StreamChannel:
     def pause_reading(self) -> None:
         transport = self._read_transport
         if transport is not None:
-            if transport.is_reading():
+            if not self._read_paused:
+                self._read_paused = True
                 transport.pause_reading()
         elif self._reader is not None:
             self._reader.paused.clear()
@@ -150,7 +154,8 @@ class StreamChannel:
     def resume_reading(self) -> None:
         transport = self._read_transport
         if transport is not None:
-            if not transport.is_closing() and not transport.is_reading():
+            if self._read_paused and not transport.is_closing():
+                self._read_paused = False
                 transport.resume_reading()
         elif self._reader is not None:
             self._reader.paused.set()

@@ -130,6 +130,10 @@ _RESULT_MID = b',"result":'
 _EMPTY_OBJECT = b"{}"
 _TOO_DEEP = "JSON nested too deeply"
 _BAD_PARAMS = 'Invalid Request: "params" must be an object or an array'
+#: What a connection still accepts after ``shutdown`` (SPEC 18): ``exit``, and cancelling what
+#: was already running (it starts no work and lets the client end a slow request early).
+_AFTER_SHUTDOWN = frozenset({"exit", CANCEL_METHOD})
+_SHUTTING_DOWN = "Invalid Request: the server is shutting down (only exit is accepted now)"
 
 
 def _error_payload(id_: Any, code: int, message: str, data: Any = UNSET) -> bytes:
@@ -476,6 +480,12 @@ class Connection:
     def _dispatch(self, request: _Request, batch: _Batch | None) -> None:
         id_ = request.id
         method = request.method
+        if self.shutdown_requested and method not in _AFTER_SHUTDOWN:
+            if id_ is not UNSET:
+                self._reply(batch, _error_payload(id_, ErrorCode.INVALID_REQUEST, _SHUTTING_DOWN))
+            else:
+                log.debug("%s: ignoring %s notification after shutdown", self.label, method)
+            return
         handler = self._router.get(method)
         if handler is None:
             if method == CANCEL_METHOD:

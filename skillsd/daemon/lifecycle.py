@@ -5,7 +5,8 @@ None of them is required before other methods (a shell pipe can call ``skills.li
 process (status 0). ``initialize``'s ``processId`` is watched: when that process dies the
 connection is closed the same way (stdio: the daemon exits; socket: only that client goes, since
 one client's editor dying must not take the shared daemon from the others).
-``shutdown`` only records the request: methods keep working until ``exit`` or EOF.
+After ``shutdown`` (SPEC 18) the connection answers every request but ``exit`` with ``-32600``
+and ignores notifications (the endpoint enforces it); requests already running are answered.
 """
 
 from __future__ import annotations

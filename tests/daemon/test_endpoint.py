@@ -578,8 +578,8 @@ def test_initialize_records_the_client_and_lists_methods() -> None:
         assert conn.extra_roots == ["/a", "/b"]
         assert (conn.client_name, conn.client_version) == ("editor", "9")
         assert conn.initialized and conn.shutdown_requested
-        conn.feed(rpc(3, "ping"))  # still served after shutdown
-        assert (await until(chan, 3))[2]["result"] == {}
+        conn.feed(rpc(3, "ping"))  # refused after shutdown (SPEC 18)
+        assert (await until(chan, 3))[2]["error"]["code"] == -32600
 
     run(scenario)
 

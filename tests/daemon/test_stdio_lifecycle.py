@@ -47,9 +47,11 @@ def test_large_replies_reach_a_slow_reader_before_exit(daemon: h.StdioDaemon) ->
 
 
 def test_exit_notification_ends_the_process_with_status_zero(daemon: h.StdioDaemon) -> None:
+    daemon.send(h.request(2, "_test.sleep", {"seconds": 0.2}))
     assert daemon.call(1, "shutdown") == {"jsonrpc": "2.0", "id": 1, "result": None}
-    daemon.send(h.request(2, "_test.sleep", {"seconds": 0.2}) + h.notification("exit"))
-    assert daemon.reader.message()["id"] == 2  # in flight at exit: still answered
+    daemon.send(h.notification("exit"))
+    slept = daemon.reader.message()  # in flight at exit: still answered
+    assert slept == {"jsonrpc": "2.0", "id": 2, "result": {"slept": 0.2, "steps": 1}}
     assert daemon.wait() == 0  # stdin is still open
 
 

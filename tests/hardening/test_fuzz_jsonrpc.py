@@ -40,8 +40,9 @@ from tests.hardening.fuzzing import fuzz_settings
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 INTERNAL_ERROR, CANCELLED = -32603, -32800
 CANCEL = "$/cancelRequest"
-#: ``exit`` closes the connection (proven in tests/daemon); everything else is fair game.
-FUZZED_METHODS = sorted(m for m in METHODS if m != "exit")
+#: ``exit`` closes the connection and ``shutdown`` makes it refuse every later request (both
+#: proven in tests/daemon); everything else is fair game.
+FUZZED_METHODS = sorted(m for m in METHODS if m not in ("exit", "shutdown"))
 
 
 # -- the system under test -----------------------------------------------------------------------
