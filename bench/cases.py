@@ -25,6 +25,8 @@ from bench.daemon_probes import (
     PINGS_SEQUENTIAL,
     prepare_d_changed,
     prepare_d_cold,
+    prepare_d_commands,
+    prepare_d_invoke,
     prepare_d_relist,
     prepare_d_rss,
     prepare_d_search,
@@ -78,6 +80,8 @@ CONTENDERS: dict[str, Contender] = {
             whole_corpus=False,
         ),
         Contender("d_search", "daemon: skills.search p50", prepare_d_search, metric="p50"),
+        Contender("d_commands", "daemon: skills.commands p50", prepare_d_commands, metric="p50"),
+        Contender("d_invoke", "daemon: skills.invoke p50", prepare_d_invoke, metric="p50"),
         Contender("d_rss", "daemon: peak RSS holding the catalog", prepare_d_rss, "value", "MB"),
         *(_ping_contender(server, burst=False) for server in ("skillsd", "mcp", "floor")),
         *(_ping_contender(server, burst=True) for server in ("skillsd", "mcp")),
@@ -174,5 +178,13 @@ CASES: tuple[Case, ...] = (
     ),
     Case("daemon_changed", ("d_changed",), (Target("d_changed", "at_most", 0.3, "SPEC 12"),)),
     Case("daemon_search", ("d_search",), (Target("d_search", "at_most", 0.005, "SPEC 12"),)),
+    Case(
+        "daemon_commands",
+        ("d_commands", "d_invoke"),
+        (
+            Target("d_commands", "at_most", 0.005, "issue 15"),
+            Target("d_invoke", "at_most", 0.005, "issue 15"),
+        ),
+    ),
     Case("daemon_memory", ("d_rss",), (Target("d_rss", "at_most", 80, "SPEC 12"),)),
 )

@@ -13,6 +13,7 @@ import argparse
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -220,6 +221,38 @@ def prepare_d_search(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
         return seconds, b'"count":0,' not in line
 
     return Prepared(lambda: latencies(queries, search))
+
+
+#: ``skills.invoke`` calls per run (each a different skill, with two arguments).
+INVOKES_PER_RUN = 200
+
+
+def prepare_d_commands(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.commands`` round trips: every skill of the corpus is a slash command."""
+    peer, _listing = shared_skillsd(corpus, opts)
+
+    def commands(_n: int) -> tuple[float, bool]:
+        seconds, line = peer.request("skills.commands")
+        return seconds, b'"commands":[]' not in line
+
+    return Prepared(lambda: latencies(range(20), commands))
+
+
+def prepare_d_invoke(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.invoke`` round trips: ``/name 42 "two words"`` on 200 different skills (each
+    reads its SKILL.md, substitutes, lists dynamic context and checks the policy)."""
+    peer, listing = shared_skillsd(corpus, opts)
+    # Names one skill has (a shared name is an ambiguous_skill error, not an invocation).
+    counts = Counter(s["name"] for s in listing["skills"])
+    names = sorted(name for name, n in counts.items() if n == 1)
+    step = max(1, len(names) // INVOKES_PER_RUN)
+    picked = names[::step][:INVOKES_PER_RUN]
+
+    def invoke(name: str) -> tuple[float, bool]:
+        seconds, line = peer.request("skills.invoke", {"command": f'/{name} 42 "two words"'})
+        return seconds, b'"result"' in line
+
+    return Prepared(lambda: latencies(picked, invoke))
 
 
 def prepare_d_rss(corpus: Corpus, opts: argparse.Namespace) -> Prepared:

@@ -28,7 +28,7 @@ from skillsd.core.agents import (
 )
 from skillsd.core.catalog import Catalog, build_catalog, list_result
 from skillsd.core.catalog_prompt import render_active_skills, render_catalog
-from skillsd.core.commands import CommandFile, command_list
+from skillsd.core.commands import CommandFile
 from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import Root, RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
@@ -406,8 +406,7 @@ def inspect(
 
 def commands(view: OperationView, params: CommandsParams) -> CommandsResult:
     """``skills.commands``: user-invocable skills and the legacy command files, by name."""
-    catalog = view.catalog
-    return CommandsResult(commands=command_list(catalog.skills, catalog.commands.files))
+    return CommandsResult(commands=view.catalog.slash_commands())
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,7 +441,7 @@ def _invoked(view: OperationView, params: InvokeParams) -> tuple[SkillMetadata |
             if ref.name in files:
                 return files[ref.name], raw
             if not named:
-                everything = [c.name for c in command_list(catalog.skills, catalog.commands.files)]
+                everything = [c.name for c in catalog.slash_commands()]
                 suggestions = closest_names(ref.name, everything)
                 hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
                 raise SkillsdError(

@@ -23,13 +23,14 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import msgspec
 
-from skillsd.core.commands import CommandScan, scan_commands
+from skillsd.core.commands import CommandScan, command_list, scan_commands
 from skillsd.core.config import DEFAULT_CONFIG, Config
 from skillsd.core.discovery import (
     FoundSkill,
@@ -50,7 +51,7 @@ from skillsd_protocol.errors import (
     SkillCandidate,
     SkillNotFoundData,
 )
-from skillsd_protocol.messages import ListResult
+from skillsd_protocol.messages import Command, ListResult
 
 __all__ = [
     "BuildStats",
@@ -64,6 +65,9 @@ __all__ = [
     "refresh_catalog",
     "skill_id",
 ]
+
+
+_T = TypeVar("_T")
 
 
 def skill_id(real_path: str) -> str:
@@ -141,6 +145,8 @@ class Catalog:
     _scan_diagnostics: list[Diagnostic] = field(repr=False)
     #: Skill dir as reached -> real path of its SKILL.md, only where the two differ (symlinks).
     _aliases: dict[str, str] = field(repr=False)
+    #: Answers derived from this exact catalog (a copy with other flags starts empty).
+    _derived: dict[str, object] = field(default_factory=dict, repr=False)
 
     @property
     def mode(self) -> Mode:
@@ -161,6 +167,18 @@ class Catalog:
 
     def get(self, skill_id: str) -> SkillMetadata | None:
         return self.by_id.get(skill_id)
+
+    def derived(self, key: str, build: Callable[[], _T]) -> _T:
+        """``build()``, once per catalog under ``key``: for answers derived from this exact
+        catalog that many requests share (treat them as read-only, like the rest)."""
+        if key not in self._derived:
+            self._derived[key] = build()
+        return self._derived[key]  # type: ignore[return-value]
+
+    def slash_commands(self) -> list[Command]:
+        """``skills.commands``: enabled user-invocable skills and the command files no enabled
+        skill hides, sorted by name."""
+        return self.derived("commands", lambda: command_list(self.skills, self.commands.files))
 
     def grants_need_trust(self, skill: SkillMetadata) -> bool:
         """Whether ``skill``'s ``allowed-tools`` count only while the repository is trusted: it
@@ -297,7 +315,7 @@ class Catalog:
 
 
 def _replace(catalog: Catalog, **changes: object) -> Catalog:
-    return replace(catalog, **changes)  # type: ignore[arg-type]
+    return replace(catalog, **changes, _derived={})  # type: ignore[arg-type]
 
 
 def _swap_in(

@@ -46,6 +46,7 @@ from skillsd.daemon.router import (
     CANCEL_METHOD,
     PROGRESS_METHOD,
     AnyResult,
+    Encoded,
     Handler,
     HandlerMode,
     Router,
@@ -619,17 +620,23 @@ class Connection:
     @staticmethod
     def _result_payload(id_: Any, handler: Handler, result: Any) -> bytearray:
         expected = handler.result_type
+        checked = result
+        if isinstance(result, Encoded):
+            checked, result = result.type, result.raw
         if expected is None:
             if result is not None:
                 raise TypeError(f"{handler.method} must return None, got {type(result).__name__}")
         elif (
             expected is not AnyResult
             and isinstance(expected, type)
-            and not isinstance(result, expected)
-        ):
-            raise TypeError(
-                f"{handler.method} must return {expected.__name__}, got {type(result).__name__}"
+            and not (
+                issubclass(checked, expected)
+                if isinstance(checked, type)
+                else isinstance(checked, expected)
             )
+        ):
+            got = checked.__name__ if isinstance(checked, type) else type(checked).__name__
+            raise TypeError(f"{handler.method} must return {expected.__name__}, got {got}")
         # One encoding pass into a buffer the framer can extend in place: a 10 000-skill
         # `skills.list` reply is ~8 MB, and every concatenation would copy it again.
         payload = bytearray()

@@ -21,6 +21,7 @@ from skillsd.core.model_tools import decode_tool_call, tool_definitions
 from skillsd.core.permissions import Rule, RuleError, parse_rule, remember_rule
 from skillsd.core.sessions import Session
 from skillsd.daemon.endpoint import Connection, InvalidParams, RequestContext, Router
+from skillsd.daemon.router import Encoded
 from skillsd.daemon.services import Services, View
 from skillsd_protocol.messages import (
     AgentsGetParams,
@@ -30,7 +31,6 @@ from skillsd_protocol.messages import (
     CheckParams,
     CheckResult,
     CommandsParams,
-    CommandsResult,
     Empty,
     InspectParams,
     InspectResult,
@@ -115,9 +115,13 @@ async def _list(svc: Services, params: ListParams, ctx: RequestContext) -> ListR
     return ops.list_skills(view.seen, params, state_problem=svc.state.problem)
 
 
-async def _commands(svc: Services, params: CommandsParams, ctx: RequestContext) -> CommandsResult:
+async def _commands(svc: Services, params: CommandsParams, ctx: RequestContext) -> Encoded:
     view = await _view(svc, ctx, params, listener=_listening(svc, ctx))
-    return ops.commands(view.seen, params)
+    # Every skill is a command: on 10 000 skills the answer is megabytes, encoded once per
+    # catalog (a session's enable overrides make a catalog of their own).
+    return view.seen.catalog.derived(
+        "skills.commands:encoded", lambda: Encoded.of(ops.commands(view.seen, params))
+    )
 
 
 async def _invoke(svc: Services, params: InvokeParams, ctx: RequestContext) -> InvokeResult:
@@ -330,7 +334,7 @@ async def _agents_get(
     return await svc.run_file_op(ops.agents_get, view.seen, params, home=svc.home, env=svc.env)
 
 
-_ASYNC: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
+_ASYNC: dict[str, Callable[..., Awaitable[msgspec.Struct | Encoded]]] = {
     "skills.list": _list,
     "skills.search": _search,
     "skills.commands": _commands,

@@ -14,7 +14,15 @@ import msgspec
 
 from skillsd_protocol import METHODS, NOTIFICATIONS
 
-__all__ = ["CANCEL_METHOD", "PROGRESS_METHOD", "AnyResult", "Handler", "HandlerMode", "Router"]
+__all__ = [
+    "CANCEL_METHOD",
+    "PROGRESS_METHOD",
+    "AnyResult",
+    "Encoded",
+    "Handler",
+    "HandlerMode",
+    "Router",
+]
 
 HandlerMode = Literal["async", "thread", "inline"]
 
@@ -24,6 +32,19 @@ PROGRESS_METHOD = "$/progress"
 
 class AnyResult:
     """Marker: a handler's result type is not checked (test hooks, ad-hoc methods)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A result encoded ahead of time, for a large answer many requests share (one encoding
+    per catalog instead of one per request): ``raw`` is the JSON of a ``type`` Struct."""
+
+    type: type[msgspec.Struct]
+    raw: msgspec.Raw
+
+    @classmethod
+    def of(cls, result: msgspec.Struct) -> Encoded:
+        return cls(type(result), msgspec.Raw(msgspec.json.encode(result)))
 
 
 @dataclass(frozen=True, slots=True)
