@@ -49,6 +49,9 @@ WATCH_DEBOUNCE_SECONDS = 0.1
 MAX_HEADER_BYTES = 8 * 1024
 #: Responses queued for a client that does not read; past this the connection is dropped.
 MAX_PENDING_OUTPUT_BYTES = 64 * 1024 * 1024
+#: Queued replies and unfinished input messages of all connections together (SPEC 18); past
+#: this the connection holding the most is dropped (``SKILLSD_MEMORY_BUDGET_BYTES`` overrides).
+MEMORY_BUDGET_BYTES = 256 * 1024 * 1024
 #: Requests running at once on one connection; past this the daemon stops reading its input.
 MAX_INFLIGHT_REQUESTS = 256
 #: File-reading operations (load, readFile, active prompt, tools.call, agents) running at once in

@@ -23,7 +23,9 @@ Errors: raise `SkillsdError` (sent with ``KIND_CODES[kind]`` and ``data.kind``) 
 Output goes through one writer task per connection, fed by a queue. A peer that stops reading
 while the daemon keeps answering would make that queue grow without bound, so once it holds more
 than ``max_pending_output_bytes`` (default `limits.MAX_PENDING_OUTPUT_BYTES`) the connection is
-dropped. Input is paused while ``limits.MAX_INFLIGHT_REQUESTS`` requests are running.
+dropped. Input is paused while ``limits.MAX_INFLIGHT_REQUESTS`` requests are running. Queued
+output and unfinished input of all the connections sharing a `MemoryBudget` are bounded together
+(SPEC 18): over it, the connection holding the most is dropped first.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import itertools
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
 import msgspec
@@ -64,6 +66,7 @@ from skillsd_protocol import KIND_CODES, ErrorCode
 from skillsd_protocol.messages import CancelParams, ProgressParams, ProgressValue
 
 __all__ = [
+    "MEMORY_BUDGET_ENV",
     "Channel",
     "Connection",
     "Handler",
@@ -71,6 +74,7 @@ __all__ = [
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
+    "MemoryBudget",
     "MethodNotFound",
     "ParseError",
     "RequestCancelled",
@@ -241,6 +245,64 @@ class Channel(Protocol):
         """Close both directions (after the last `write` finished)."""
 
 
+#: ``SKILLSD_MEMORY_BUDGET_BYTES=N`` replaces `limits.MEMORY_BUDGET_BYTES`, read once at start
+#: (tests use a small budget to reach it quickly).
+MEMORY_BUDGET_ENV = "SKILLSD_MEMORY_BUDGET_BYTES"
+
+
+class MemoryBudget:
+    """The bytes a daemon holds for its peers, across connections: replies queued for a peer
+    and unfinished input messages. Each connection reports what it holds; while the total is
+    over ``limit`` the connection holding the most (the slowest reader, the largest partial
+    message) is dropped, so one budget protects the whole process whatever the client count."""
+
+    __slots__ = ("_held", "limit", "total")
+
+    def __init__(self, limit: int = limits.MEMORY_BUDGET_BYTES) -> None:
+        if limit < 1:
+            raise ValueError(f"the memory budget must be positive, got {limit}")
+        self.limit = limit
+        self.total = 0
+        self._held: dict[Connection, int] = {}
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> MemoryBudget:
+        """The budget `MEMORY_BUDGET_ENV` sets, else the default (a bad value is logged)."""
+        text = environ.get(MEMORY_BUDGET_ENV)
+        if text is None:
+            return cls()
+        try:
+            return cls(int(text))
+        except ValueError:
+            log.warning("ignoring %s=%r: not a positive integer", MEMORY_BUDGET_ENV, text)
+            return cls()
+
+    def update(self, conn: Connection, nbytes: int) -> None:
+        """Record that ``conn`` now holds ``nbytes``; drop connections while over the limit."""
+        old = self._held.get(conn, 0)
+        if nbytes == old:
+            return
+        self.total += nbytes - old
+        if nbytes:
+            self._held[conn] = nbytes
+        else:
+            del self._held[conn]
+        while self.total > self.limit and self._held:
+            victim = max(self._held, key=self._held.__getitem__)
+            # Forget it first: its abort reports 0 and must not find it over budget again.
+            held = self._held.pop(victim)
+            self.total -= held
+            log.warning(
+                "%s: the daemon holds %d bytes for its clients, over its memory budget of %d: "
+                "dropping this connection, which holds the most (%d bytes)",
+                victim.label,
+                self.total + held,
+                self.limit,
+                held,
+            )
+            victim.abort()
+
+
 class _Batch:
     """Replies of one batch request, sent as one array when the last member is answered."""
 
@@ -267,6 +329,7 @@ class Connection:
         max_pending_output_bytes: int = limits.MAX_PENDING_OUTPUT_BYTES,
         max_inflight: int = limits.MAX_INFLIGHT_REQUESTS,
         shutdown_grace: float = limits.SHUTDOWN_GRACE_SECONDS,
+        budget: MemoryBudget | None = None,
         label: str = "connection",
     ) -> None:
         self.id = next(_connection_ids)
@@ -274,6 +337,7 @@ class Connection:
         self._router = router
         self._channel = channel
         self._framer = Framer(max_message_bytes)
+        self._budget = MemoryBudget() if budget is None else budget
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
         self._max_pending = max_pending_output_bytes
@@ -332,7 +396,9 @@ class Connection:
         # Replies made while handling this chunk leave together, in one write, at the end.
         self._feeding = True
         try:
-            for event in self._framer.feed(data):
+            events = self._framer.feed(data)
+            self._account()  # an unfinished message counts as held (may drop this connection)
+            for event in events:
                 if self._closing:
                     break
                 if type(event) is bytes:
@@ -382,6 +448,8 @@ class Connection:
         self._closing = True
         self._out.clear()
         self._out_bytes = 0
+        self._framer.clear()
+        self._budget.update(self, 0)
         for task in list(self._tasks):
             task.cancel()
         self._writer.cancel()
@@ -693,8 +761,13 @@ class Connection:
             )
             self.abort()
             return
-        if not self._feeding:
+        self._account()
+        if not self._feeding and not self._closed.is_set():
             self._flush()
+
+    def _account(self) -> None:
+        """Tell the budget what this connection holds now: queued replies, unfinished input."""
+        self._budget.update(self, self._out_bytes + self._framer.buffered)
 
     def _flush(self) -> None:
         """Write the queue now if the channel takes it without waiting; else wake the writer.
@@ -710,6 +783,7 @@ class Connection:
             self._out_bytes -= len(data)
             if not self._out_bytes:
                 self._flushed.set()
+            self._account()
             return
         out.append(data)
         self._writer_busy = True
@@ -734,6 +808,7 @@ class Connection:
                     return
                 self._out_bytes -= len(data)
                 del data  # do not keep a sent multi-megabyte reply alive while idle
+                self._account()
             self._writer_busy = False
             self._flushed.set()
 
@@ -773,6 +848,11 @@ class Connection:
         if self._closed.is_set():
             return
         self._closed.set()
+        # Whatever is still buffered goes now, not when the last reference to us does.
+        self._out.clear()
+        self._out_bytes = 0
+        self._framer.clear()
+        self._budget.update(self, 0)
         callbacks, self._close_callbacks = self._close_callbacks, []
         for callback in callbacks:
             try:

@@ -111,6 +111,11 @@ class Framer:
         """Bytes held back waiting for the rest of a message (bounded by the limit)."""
         return len(self._buf)
 
+    def clear(self) -> None:
+        """Forget a partial message (its connection is closing): the bytes are freed now."""
+        self._buf = bytearray()
+        self._scan = 0
+
     def frame(self, body: bytes | bytearray) -> bytes | bytearray:
         """``body`` (one JSON text, which never contains a raw newline) ready to write.
 

@@ -27,7 +27,7 @@ from skillsd.core import limits
 from skillsd.daemon import app, runtime_paths
 from skillsd.daemon.channel import StreamChannel
 from skillsd.daemon.daemon_lock import AlreadyRunning, DaemonLock
-from skillsd.daemon.endpoint import Connection, Router
+from skillsd.daemon.endpoint import Connection, MemoryBudget, Router
 
 __all__ = ["SocketServer", "peer_uid", "run_socket_server"]
 
@@ -60,6 +60,7 @@ class SocketServer:
         *,
         idle_timeout: float | None = None,
         max_message_bytes: int = limits.DEFAULT_MAX_MESSAGE_BYTES,
+        budget: MemoryBudget | None = None,
     ) -> None:
         self._router = router
         self._sock = sock
@@ -67,6 +68,8 @@ class SocketServer:
         self._inode = os.stat(path).st_ino
         self._idle_timeout = idle_timeout
         self._max_message_bytes = max_message_bytes
+        # One budget for every client: many modest connections cannot add up to exhaustion.
+        self._budget = MemoryBudget() if budget is None else budget
         self._uid = os.geteuid()
         self._connections: dict[Connection, StreamChannel] = {}
         self._stop = asyncio.Event()
@@ -106,7 +109,11 @@ class SocketServer:
     def _make_protocol(self) -> asyncio.Protocol:
         channel = StreamChannel(accept=self._accept_peer)
         conn = Connection(
-            self._router, channel, max_message_bytes=self._max_message_bytes, label="socket"
+            self._router,
+            channel,
+            max_message_bytes=self._max_message_bytes,
+            budget=self._budget,
+            label="socket",
         )
         channel.connection = conn
         self._connections[conn] = channel
@@ -218,6 +225,8 @@ def run_socket_server(
             print(f"skillsd: cannot listen on {sock_path}: {reason}", file=sys.stderr)
             return 1
 
+        budget = MemoryBudget.from_environ(os.environ)
+
         async def main() -> int:
             server = SocketServer(
                 router,
@@ -225,6 +234,7 @@ def run_socket_server(
                 sock_path,
                 idle_timeout=idle_timeout,
                 max_message_bytes=max_message_bytes,
+                budget=budget,
             )
             return await server.serve()
 

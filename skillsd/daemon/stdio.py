@@ -17,7 +17,7 @@ import sys
 from skillsd.core import limits
 from skillsd.daemon import app
 from skillsd.daemon.channel import StreamChannel
-from skillsd.daemon.endpoint import Connection, Router
+from skillsd.daemon.endpoint import Connection, MemoryBudget, Router
 
 __all__ = ["claim_stdio", "run_stdio", "serve_stdio"]
 
@@ -43,11 +43,14 @@ async def serve_stdio(
     out_fd: int,
     *,
     max_message_bytes: int = limits.DEFAULT_MAX_MESSAGE_BYTES,
+    budget: MemoryBudget | None = None,
 ) -> int:
     """Serve one connection on ``in_fd``/``out_fd`` until it closes; return the exit status."""
     loop = asyncio.get_running_loop()
     channel = StreamChannel()
-    conn = Connection(router, channel, max_message_bytes=max_message_bytes, label="stdio")
+    conn = Connection(
+        router, channel, max_message_bytes=max_message_bytes, budget=budget, label="stdio"
+    )
     channel.connection = conn
     await channel.open_fds(in_fd, out_fd)
     loop.add_signal_handler(signal.SIGTERM, conn.close)
@@ -63,4 +66,7 @@ async def serve_stdio(
 def run_stdio(router: Router, *, max_message_bytes: int = limits.DEFAULT_MAX_MESSAGE_BYTES) -> int:
     """The ``skillsd serve`` entry point: claim stdio, serve, return the exit status."""
     in_fd, out_fd = claim_stdio()
-    return app.run(serve_stdio(router, in_fd, out_fd, max_message_bytes=max_message_bytes))
+    budget = MemoryBudget.from_environ(os.environ)
+    return app.run(
+        serve_stdio(router, in_fd, out_fd, max_message_bytes=max_message_bytes, budget=budget)
+    )

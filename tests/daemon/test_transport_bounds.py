@@ -5,15 +5,23 @@ socket they reach."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
+import socket
+import subprocess
+import tempfile
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.daemon import daemon_harness as h
+from tests.hardening.processes import RssSampler, rss_bytes
 
 
 @pytest.fixture
@@ -149,3 +157,140 @@ def test_stdio_exits_on_sigterm_without_is_reading(old_pipe_daemon: h.StdioDaemo
     assert daemon.reader.message()["id"] == "slow"
     assert daemon.wait() == 0
     assert "NotImplementedError" not in daemon.stderr()
+
+
+# -- one memory budget across connections --------------------------------------------------------
+
+MIB = 1 << 20
+_ECHO_HEAD = b'{"jsonrpc":"2.0","id":"partial","method":"_test.echo","params":{"text":"'
+
+
+@pytest.fixture
+def base() -> Iterator[Path]:
+    # Short on purpose: a Unix socket path must stay under ~100 bytes.
+    with tempfile.TemporaryDirectory(prefix="skb-") as tmp:
+        yield Path(tmp)
+
+
+@contextlib.contextmanager
+def budget_daemon(base: Path, budget: int) -> Iterator[tuple[Path, subprocess.Popen[bytes]]]:
+    """A socket daemon with a ``budget``-byte memory budget, its stderr in ``base/log``."""
+    sock = base / "d.sock"
+    environ = h.env(None, SKILLSD_MEMORY_BUDGET_BYTES=str(budget))
+    with (
+        open(base / "log", "wb") as log,
+        h.socket_daemon(sock, None, environ=environ, stderr=log) as proc,
+    ):
+        yield sock, proc
+
+
+class Holder:
+    """A client that makes the daemon hold ``mib`` MiB for it: replies it does not read
+    (``output``: 1 MiB echoes) or one unfinished request line (``input``)."""
+
+    def __init__(self, sock: Path, kind: str, mib: int) -> None:
+        self.kind = kind
+        self.mib = mib
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.sock.connect(os.fspath(sock))
+        self.reader = h.LineReader(lambda: self.sock.recv(1 << 20), self.sock.fileno())
+
+    def hold(self) -> None:
+        with contextlib.suppress(OSError):  # dropped while sending: reading shows it
+            if self.kind == "output":
+                text = "o" * MIB
+                self.sock.sendall(
+                    b"".join(h.request(i, "_test.echo", {"text": text}) for i in range(self.mib))
+                )
+            else:
+                self.sock.sendall(_ECHO_HEAD + b"i" * (self.mib * MIB))
+
+    def finish(self) -> list[Any]:
+        """Complete what was held and read every reply; raises EOFError or OSError when the
+        daemon dropped this connection."""
+        expected = self.mib
+        if self.kind == "input":
+            self.sock.sendall(b'"}}\n')
+            expected = 1
+        return [self.reader.message(timeout=h.TIMEOUT * 2) for _ in range(expected)]
+
+    def was_dropped(self) -> bool:
+        try:
+            replies = self.finish()
+        except (EOFError, OSError):
+            return True
+        if self.kind == "output":
+            assert [r["id"] for r in replies] == list(range(self.mib))
+            assert all(len(r["result"]["text"]) == MIB for r in replies)
+        else:
+            assert len(replies[0]["result"]["text"]) == self.mib * MIB
+        return False
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("kind", ["output", "input"])
+def test_over_budget_the_connection_holding_the_most_goes_first(base: Path, kind: str) -> None:
+    """Budget 16 MiB: 10 + 3 fit, the next 6 do not, and the 10 MiB holder is dropped (not the
+    one that crossed the line); the others keep their buffers and are served in full."""
+    with budget_daemon(base, 16 * MIB) as (sock, _proc):
+        biggest, small, last = (Holder(sock, kind, mib) for mib in (10, 3, 6))
+        for holder in (biggest, small, last):
+            holder.hold()
+            time.sleep(0.2)  # let the daemon take in what the kernel still buffers
+        assert not small.was_dropped()
+        assert not last.was_dropped()
+        assert biggest.was_dropped()
+        fresh = h.SocketClient(sock)
+        assert fresh.call(1, "ping") == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        for client in (biggest, small, last, fresh):
+            client.close()
+    log = (base / "log").read_text()
+    assert log.count("over its memory budget") == 1, log
+
+
+@pytest.mark.parametrize(
+    ("kind", "clients", "mib", "bound"),
+    [
+        ("output", 8, 24, 80 * MIB),  # 192 MiB of replies asked for, none of them read
+        ("input", 12, 10, 64 * MIB),  # 120 MiB of unfinished lines
+    ],
+)
+def test_many_clients_share_one_budget_and_memory_stays_bounded(
+    base: Path, kind: str, clients: int, mib: int, bound: int
+) -> None:
+    """Every client stays under the per-connection limits (64 MiB of replies, 16 MiB lines),
+    so only the shared 32 MiB budget can stop them: most are dropped, RSS stays far below what
+    they asked for, a fresh client is served, and the memory returns once they are gone."""
+    with budget_daemon(base, 32 * MIB) as (sock, proc):
+        steady = h.SocketClient(sock)
+        assert steady.call(0, "ping")["result"] == {}
+        baseline = rss_bytes(proc.pid)
+        sampler = RssSampler(proc.pid, interval=0.02)
+        sampler.start()
+        holders = [Holder(sock, kind, mib) for _ in range(clients)]
+        try:
+            for holder in holders:
+                holder.hold()
+            assert steady.call(1, "ping")["result"] == {}  # served all along
+            time.sleep(0.3)
+            peak = max(sampler.samples) - baseline
+            dropped = sum(holder.was_dropped() for holder in holders)
+        finally:
+            sampler.stop()
+            for holder in holders:
+                holder.close()
+        # What survivors hold fits in 32 MiB: with 24 MiB (10 MiB) each, one (three) at most.
+        assert dropped >= clients - 32 // mib, dropped
+        assert peak < bound, f"RSS grew {peak / MIB:.0f} MiB"
+        fresh = h.SocketClient(sock)
+        assert fresh.call(2, "ping")["result"] == {}
+        deadline = time.monotonic() + 5
+        while (grown := rss_bytes(proc.pid) - baseline) > 16 * MIB:
+            assert time.monotonic() < deadline, f"{grown / MIB:.0f} MiB not returned"
+            time.sleep(0.1)
+        steady.close()
+        fresh.close()
+    assert "over its memory budget" in (base / "log").read_text()
