@@ -9,6 +9,11 @@ exits at once, and both proxies reach the winner.
 The bridge copies bytes both ways without looking at them. At stdin EOF the proxy half-closes
 the socket; the daemon answers what is in flight and closes, and the proxy exits 0 when the
 daemon's side ends.
+
+A daemon is only trusted when it runs as our own user (SPEC 18): an explicit ``--socket`` path
+may sit in a shared directory where another user started a server first, and relaying to it
+would hand that user every request. The check asks the kernel (``SO_PEERCRED``) who the server
+is, right after connecting and before a byte is sent.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -25,7 +31,7 @@ from pathlib import Path
 from skillsd.core import limits
 from skillsd.daemon import runtime_paths
 
-__all__ = ["ProxyError", "connect", "connect_or_spawn", "run_proxy"]
+__all__ = ["ProxyError", "check_server_uid", "connect", "connect_or_spawn", "peer_uid", "run_proxy"]
 
 _CHUNK = 256 * 1024
 _FIRST_DELAY = 0.01
@@ -37,11 +43,37 @@ class ProxyError(Exception):
     """The daemon could not be reached or started; the message says what to look at."""
 
 
+def peer_uid(sock: socket.socket) -> int | None:
+    """The connected peer's uid, or None where the OS cannot tell (both ends use it: the
+    daemon to check its clients, the proxy to check its daemon)."""
+    if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _pid, uid, _gid = struct.unpack("3i", creds)
+        return int(uid)
+    if hasattr(socket, "LOCAL_PEERCRED"):  # macOS/BSD: struct xucred {version, uid, ...}
+        creds = sock.getsockopt(0, socket.LOCAL_PEERCRED, struct.calcsize("2I"))
+        _version, uid = struct.unpack("2I", creds[: struct.calcsize("2I")])
+        return int(uid)
+    return None
+
+
+def check_server_uid(path: Path, server_uid: int, own_uid: int) -> None:
+    """Refuse (`ProxyError`) a daemon at ``path`` that runs as another user than ``own_uid``."""
+    if server_uid != own_uid:
+        raise ProxyError(
+            f"refusing the daemon at {path}: it runs as uid {server_uid}, not as you "
+            f"(uid {own_uid}); another user may have started it there"
+        )
+
+
 def connect(path: Path) -> socket.socket:
-    """A connected (blocking) socket to the daemon at ``path``."""
+    """A connected (blocking) socket to the daemon at ``path``, checked to run as our uid."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(os.fspath(path))
+        uid = peer_uid(sock)
+        # Where the OS cannot name the peer, the socket file's owner is the best witness.
+        check_server_uid(path, os.stat(path).st_uid if uid is None else uid, os.geteuid())
     except BaseException:
         sock.close()
         raise

@@ -19,7 +19,6 @@ import os
 import signal
 import socket
 import stat
-import struct
 import sys
 from pathlib import Path
 
@@ -28,25 +27,13 @@ from skillsd.daemon import app, runtime_paths
 from skillsd.daemon.channel import StreamChannel
 from skillsd.daemon.daemon_lock import AlreadyRunning, DaemonLock
 from skillsd.daemon.endpoint import Connection, MemoryBudget, Router
+from skillsd.daemon.proxy import peer_uid
 
 __all__ = ["SocketServer", "peer_uid", "run_socket_server"]
 
 log = logging.getLogger("skillsd.daemon")
 
 _LISTEN_BACKLOG = 128
-
-
-def peer_uid(sock: socket.socket) -> int | None:
-    """The connected peer's uid, or None where the OS cannot tell."""
-    if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        _pid, uid, _gid = struct.unpack("3i", creds)
-        return int(uid)
-    if hasattr(socket, "LOCAL_PEERCRED"):  # macOS/BSD: struct xucred {version, uid, ...}
-        creds = sock.getsockopt(0, socket.LOCAL_PEERCRED, struct.calcsize("2I"))
-        _version, uid = struct.unpack("2I", creds[: struct.calcsize("2I")])
-        return int(uid)
-    return None
 
 
 class SocketServer:

@@ -20,6 +20,9 @@ from typing import Any
 
 import pytest
 
+from skillsd.daemon import proxy
+from skillsd_client import Client, ConnectError
+from skillsd_client import _transport as client_transport
 from tests.daemon import daemon_harness as h
 from tests.hardening.processes import RssSampler, rss_bytes
 
@@ -294,3 +297,90 @@ def test_many_clients_share_one_budget_and_memory_stays_bounded(
         steady.close()
         fresh.close()
     assert "over its memory budget" in (base / "log").read_text()
+
+
+# -- clients check who serves the socket ---------------------------------------------------------
+
+ROOT = os.geteuid() == 0
+NOBODY = 65534
+
+
+@pytest.mark.parametrize("check", [proxy.check_server_uid, client_transport.check_server_uid])
+def test_a_server_of_another_uid_is_refused_naming_path_and_owner(check: Any) -> None:
+    check(Path("/tmp/shared/d.sock"), 1000, 1000)  # our own uid: accepted
+    with pytest.raises((proxy.ProxyError, ConnectError)) as refused:
+        check(Path("/tmp/shared/d.sock"), 4242, 1000)
+    message = str(refused.value)
+    assert "/tmp/shared/d.sock" in message and "uid 4242" in message and "uid 1000" in message
+
+
+@contextlib.contextmanager
+def listener_of(uid: int, path: Path) -> Iterator[None]:
+    """A Unix socket listening at ``path``, opened by a forked child running as ``uid``: what
+    a server another user started there looks like (connections wait in its backlog)."""
+    ready_r, ready_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: raw calls only, and never return into pytest
+        status = 1
+        try:
+            os.close(ready_r)
+            os.close(hold_w)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+                server.bind(os.fspath(path))
+                server.listen(8)
+                os.write(ready_w, b"1")
+                os.read(hold_r, 1)  # until the parent lets go
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(ready_w)
+    os.close(hold_r)
+    try:
+        assert os.read(ready_r, 1) == b"1", "the other user's server did not start"
+        yield
+    finally:
+        os.close(hold_w)
+        os.close(ready_r)
+        os.waitpid(pid, 0)
+
+
+@pytest.mark.skipif(not ROOT, reason="needs root to listen as another user")
+def test_proxy_and_client_refuse_a_server_another_user_started(base: Path) -> None:
+    shared = base / "shared"
+    shared.mkdir()
+    os.chmod(base, 0o755)
+    os.chmod(shared, 0o777)  # a shared directory: anyone may bind a socket here first
+    path = shared / "d.sock"
+    with listener_of(NOBODY, path):
+        relayed = subprocess.run(
+            h.skillsd("proxy", "--socket", os.fspath(path)),
+            input=h.request(1, "ping"),
+            capture_output=True,
+            env=h.env(None),
+            timeout=h.TIMEOUT,
+        )
+        assert relayed.returncode == 1 and relayed.stdout == b""
+        error = relayed.stderr.decode()
+        assert os.fspath(path) in error and f"uid {NOBODY}" in error, error
+        with pytest.raises(ConnectError, match=f"{path}: it runs as uid {NOBODY}"):
+            Client.connect(path, timeout=h.TIMEOUT)
+
+
+def test_proxy_and_client_accept_a_daemon_of_their_own_uid(base: Path) -> None:
+    path = base / "d.sock"
+    with h.socket_daemon(path, None):
+        relayed = subprocess.run(
+            h.skillsd("proxy", "--socket", os.fspath(path)),
+            input=h.request(1, "ping"),
+            capture_output=True,
+            env=h.env(None),
+            timeout=h.TIMEOUT,
+        )
+        assert relayed.returncode == 0, relayed.stderr
+        assert json.loads(relayed.stdout) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+        with Client.connect(path, timeout=h.TIMEOUT) as client:
+            assert client.ping() is not None

@@ -195,6 +195,8 @@ class AsyncClient(AsyncMethods):
         """Connect to a daemon already listening on ``socket_path``."""
         try:
             transport = await _transport.open_socket(socket_path)
+        except ConnectError:
+            raise  # already says what is wrong with this daemon
         except OSError as exc:
             raise ConnectError(
                 f"cannot connect to {os.fspath(socket_path)}: {exc.strerror or exc}"

@@ -237,6 +237,8 @@ async def open_shared(
         return await open_socket(path)
     except _NOT_LISTENING:
         pass
+    except ConnectError:
+        raise  # a daemon answered, but not one of ours
     except OSError as exc:
         raise ConnectError(f"cannot connect to {path}: {exc.strerror or exc}") from None
     daemon = _spawn_detached(command or default_command(), path, idle_timeout, env)
@@ -247,6 +249,8 @@ async def open_shared(
             return await open_socket(path)
         except _NOT_LISTENING as exc:
             last: OSError = exc
+        except ConnectError:
+            raise
         except OSError as exc:
             raise ConnectError(f"cannot connect to {path}: {exc.strerror or exc}") from None
         # A started daemon that exited either lost the lock race (the winner is coming up)

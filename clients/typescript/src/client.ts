@@ -5,7 +5,7 @@
 
 import { type ChildProcess, spawn as spawnProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { createConnection, type Socket } from "node:net";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -328,8 +328,13 @@ export class SkillsdClient extends EventEmitter<SkillsdClientEvents> implements 
     return client;
   }
 
-  /** Connect to a socket daemon (`skillsd serve --socket PATH`). */
+  /**
+   * Connect to a socket daemon (`skillsd serve --socket PATH`). A socket another user owns is
+   * refused before connecting: that user's server would see (and answer) every request.
+   */
   static connect(socketPath: string, options: ClientOptions = {}): Promise<SkillsdClient> {
+    const refusal = foreignSocketRefusal(socketPath);
+    if (refusal) return Promise.reject(refusal);
     return new Promise((resolvePromise, rejectPromise) => {
       const socket: Socket = createConnection(socketPath);
       const failed = (error: Error) => {
@@ -829,6 +834,33 @@ function cancelledError(method: string): SkillsdError {
 function withAbsoluteCwd(params: unknown): unknown {
   if (!isRecord(params) || typeof params.cwd !== "string" || isAbsolute(params.cwd)) return params;
   return { ...params, cwd: resolve(params.cwd) };
+}
+
+/**
+ * Why `socketPath` must not be trusted, if it is owned by another user than this process.
+ *
+ * skillsd's Python client and `skillsd proxy` ask the kernel who the server is (SO_PEERCRED)
+ * after connecting; Node's `net.Socket` exposes no peer credentials, so this client checks who
+ * owns the socket file instead. The daemon creates its socket 0600 as itself, so the owner is
+ * the server's user unless a root process replaced the file in between. A path that cannot be
+ * statted (missing) is left to the connection attempt to report.
+ */
+function foreignSocketRefusal(socketPath: string): SkillsdError | undefined {
+  if (typeof process.geteuid !== "function") return undefined; // Windows: no uids to compare
+  let ownerUid: number;
+  try {
+    ownerUid = statSync(socketPath).uid;
+  } catch {
+    return undefined;
+  }
+  const ownUid = process.geteuid();
+  if (ownerUid === ownUid) return undefined;
+  return new SkillsdError(
+    ClientErrorCodes.CONNECTION_CLOSED,
+    `refusing the daemon at ${socketPath}: its socket is owned by uid ${ownerUid}, not by you ` +
+      `(uid ${ownUid}); another user may have started it there`,
+    { kind: ClientErrorKinds.connection_failed, path: socketPath, ownerUid },
+  );
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
@@ -102,6 +102,31 @@ test("two clients share the daemon; both hear skills.changed; one leaving spares
     second.dispose();
   }
 });
+
+const AS_ROOT = process.geteuid?.() === 0;
+
+test(
+  "a socket another user owns is refused before connecting, naming the path and the owner",
+  { skip: !AS_ROOT && "needs root to give the socket to another user" },
+  async () => {
+    (await connectWhenReady()).dispose(); // the daemon is listening
+    chownSync(socketPath, 65534, 65534);
+    try {
+      await assert.rejects(SkillsdClient.connect(socketPath), (error) => {
+        assert.ok(error instanceof SkillsdError);
+        assert.equal(error.kind, "connection_failed");
+        assert.ok(error.message.includes(socketPath), error.message);
+        assert.match(error.message, /owned by uid 65534, not by you \(uid 0\)/);
+        return true;
+      });
+    } finally {
+      chownSync(socketPath, 0, 0);
+    }
+    const ours = await SkillsdClient.connect(socketPath);
+    assert.deepEqual(await ours.ping(), {});
+    ours.dispose();
+  },
+);
 
 test("pending requests are rejected when the socket daemon dies", async () => {
   const client = await connectWhenReady();
