@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import select
@@ -156,7 +157,7 @@ SCRIPT: list[Step] = [
         edit=".agents/skills/release/release-notes/SKILL.md",
         note="After `release-notes/SKILL.md` was saved (the connection had listed this cwd).",
     ),
-    Step("shutdown"),
+    Step("shutdown"),  # last: after it only `exit` is accepted
 ]
 
 #: Client notifications cannot be recorded (the daemon does not answer them): these are
@@ -258,8 +259,12 @@ def record() -> list[Exchange]:
         (tmp / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
         daemon = _Daemon(project, _environment(tmp, project, home), tmp / "stderr.log")
         try:
-            exchanges = list(_play(daemon, project))
+            played = _play(daemon, project)
+            # Everything up to `shutdown` (the last step), then the listing: after `shutdown`
+            # the daemon refuses every request but `exit`.
+            exchanges = list(itertools.islice(played, len(SCRIPT) - 1))
             listed = _all_skill_paths(daemon, len(SCRIPT) + 1)
+            exchanges += played
         finally:
             daemon.close()
         return _normalize(exchanges, {home: HOME, project: PROJECT, tmp: "/tmp/skillsd"}, listed)

@@ -36,7 +36,7 @@ METHODS: dict[str, MethodSpec] = {
         "Introduce the client (optional); returns the protocol version and what the daemon offers.",
     ),
     "shutdown": MethodSpec(
-        m.Params, None, "Announce that `exit` follows; methods keep working until then."
+        m.Params, None, "Announce that `exit` follows; every other request is refused from then on."
     ),
     "ping": MethodSpec(m.Params, m.Empty, "Liveness check."),
     "skills.list": MethodSpec(

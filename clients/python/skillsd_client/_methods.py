@@ -76,7 +76,7 @@ class AsyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> None:
-        """``shutdown``: Announce that `exit` follows; methods keep working until then.
+        """``shutdown``: Announce that `exit` follows; every other request is refused from then on.
 
         Application errors (`RpcError.kind`): none beyond ``-32602``.
         """
@@ -793,7 +793,7 @@ class SyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> None:
-        """``shutdown``: Announce that `exit` follows; methods keep working until then.
+        """``shutdown``: Announce that `exit` follows; every other request is refused from then on.
 
         Application errors (`RpcError.kind`): none beyond ``-32602``.
         """

@@ -985,7 +985,7 @@ export interface Methods {
   "session.compacted": { params: SessionCompactedParams; result: SessionCompactedResult };
   /** Open a session (an unknown `sessionId` creates it; a known one resumes it). */
   "session.open": { params: SessionOpenParams; result: SessionOpenResult };
-  /** Announce that `exit` follows; methods keep working until then. */
+  /** Announce that `exit` follows; every other request is refused from then on. */
   "shutdown": { params: Params; result: null };
   /**
    * Slash commands: user-invocable skills and Claude Code's legacy `.claude/commands` files (a skill hides a command of its name), sorted by name.
