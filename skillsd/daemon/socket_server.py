@@ -6,7 +6,8 @@ the socket 0600 from its first instant, and serve. Each accepted peer must have 
 (``SO_PEERCRED``), on top of the 0600 mode, since an explicit PATH may sit in a shared directory.
 SIGTERM/SIGINT stop accepting, remove the socket, let every connection answer what is in flight,
 release the lock and exit 0. ``--idle-timeout`` exits once no client has been connected for that
-long (counted from start-up too, so a daemon nobody reaches does not linger).
+long (counted from start-up too, so a daemon nobody reaches does not linger). Every connection
+draws on one `MemoryBudget` (SPEC 18), so many modest clients cannot add up to exhaustion.
 """
 
 from __future__ import annotations
