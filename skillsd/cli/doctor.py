@@ -304,13 +304,13 @@ def _watch(catalog: Catalog) -> WatchReport:
     service = WatchService()
     sub = Subscription(on_event=lambda _paths: None)
     try:
-        service.update(sub, plan.targets)
+        service.update(sub, plan.directories)
     finally:
         service.cancel(sub)
         service.close()
     return WatchReport(
         mode="stat" if sub.failure else "watching",
-        directories=plan.directories,
+        directories=sorted(plan.directories),
         reason=sub.failure,
         max_user_watches=_max_user_watches(),
     )

@@ -140,6 +140,9 @@ class Catalog:
     #: Claude Code's legacy command files of the plan's ``command_dirs`` (SPEC 14), first of
     #: each name; their problems are in ``diagnostics`` too.
     commands: CommandScan
+    #: Real paths of the folders the scan listed that are not skill directories (roots,
+    #: category folders): with the skills' own folders, what the watcher watches.
+    walked: tuple[str, ...]
     #: Real path -> entry, in catalog order (errors included).
     _entries: dict[str, _Entry] = field(repr=False)
     _scan_diagnostics: list[Diagnostic] = field(repr=False)
@@ -167,6 +170,16 @@ class Catalog:
 
     def get(self, skill_id: str) -> SkillMetadata | None:
         return self.by_id.get(skill_id)
+
+    def skill_dirs(self) -> Iterator[tuple[str, tuple[str, ...]]]:
+        """Each skill's real directory (valid and invalid skills) and the subfolders the catalog
+        reads there (``scripts``, ``references``, ``assets``, ``agents``)."""
+        for real, entry in self._entries.items():
+            found = entry.found
+            if found.path == real:
+                yield found.dir, found.subdirs
+            else:  # reached through a symlink (the folder or the SKILL.md itself)
+                yield os.path.realpath(found.dir), found.subdirs
 
     def derived(self, key: str, build: Callable[[], _T]) -> _T:
         """``build()``, once per catalog under ``key``: for answers derived from this exact
@@ -487,6 +500,7 @@ def _assemble(
     disabled: frozenset[str],
     previous: Catalog | None,
     commands: CommandScan,
+    walked: tuple[str, ...],
 ) -> Catalog:
     """Turn scan results into a catalog, reusing every parse (and listed entry) still valid.
 
@@ -602,6 +616,7 @@ def _assemble(
         errors_by_real_path=errors_by_real_path,
         model_hidden=frozenset(model_hidden),
         commands=commands,
+        walked=walked,
         _entries=entries,
         _scan_diagnostics=scan_diagnostics,
         _aliases=aliases,
@@ -637,6 +652,7 @@ def build_catalog(
             frozenset(disabled),
             previous,
             scan_commands(plan.command_dirs),
+            tuple(result.walked),
         )
 
 
@@ -718,6 +734,7 @@ def _refresh(previous: Catalog, changed: set[str]) -> Catalog:
         previous.disabled,
         previous,
         commands,
+        previous.walked,
     )
 
 

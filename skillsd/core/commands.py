@@ -36,6 +36,7 @@ from skillsd.core.frontmatter import (
     locate_frontmatter,
 )
 from skillsd.core.host_fields import host_from_frontmatter
+from skillsd.core.tree_walk import TreeWalk
 from skillsd.core.validation import split_allowed_tools
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.messages import Command
@@ -86,6 +87,8 @@ class CommandScan:
     files: list[CommandFile]
     dirs: list[str]
     diagnostics: list[Diagnostic]
+    #: Real paths of the folders listed (what the watcher watches).
+    walked: list[str] = field(default_factory=list)
 
 
 def _warning(code: str, message: str, path: str, field_name: str | None = None) -> Diagnostic:
@@ -181,51 +184,52 @@ def read_command_file(path: str, name: str) -> CommandFile | Diagnostic:
     )
 
 
-def _command_paths(directory: str, diagnostics: list[Diagnostic]) -> list[tuple[str, str]]:
-    """``(name, path)`` of every ``*.md`` under ``directory``, breadth-first, sorted per folder."""
+def _command_paths(
+    directory: str, diagnostics: list[Diagnostic], walked: list[str]
+) -> list[tuple[str, str]]:
+    """``(name, path)`` of every ``*.md`` under ``directory``, breadth-first, sorted per folder;
+    the folders listed go to ``walked`` (real paths)."""
+
+    def unreadable(path: str, exc: OSError) -> None:
+        if not isinstance(exc, FileNotFoundError):
+            diagnostics.append(
+                _warning("command.unreadable", f"{path}: cannot list: {exc.strerror}", path)
+            )
+
+    walk = TreeWalk(
+        directory,
+        max_depth=limits.MAX_COMMAND_DEPTH - 1,
+        max_dirs=limits.MAX_COMMAND_DIRS,
+        skip_hidden=True,
+        on_error=unreadable,
+    )
     found: list[tuple[str, str]] = []
-    queue: list[tuple[str, tuple[str, ...]]] = [(directory, ())]
-    visited: set[str] = set()
-    listed = 0
-    while queue:
-        current, prefix = queue.pop(0)
-        real = os.path.realpath(current)
-        if real in visited:
-            continue
-        visited.add(real)
-        listed += 1
-        if listed > limits.MAX_COMMAND_DIRS:
-            diagnostics.append(
-                _warning(
-                    "command.max_dirs",
-                    f"{directory}: stopped after {limits.MAX_COMMAND_DIRS} folders",
-                    directory,
-                )
-            )
-            break
-        try:
-            with os.scandir(current) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            diagnostics.append(
-                _warning("command.unreadable", f"{current}: cannot list: {exc.strerror}", current)
-            )
-            continue
-        for entry in entries:
-            if entry.name.startswith("."):
+    for folder in walk:
+        walked.append(folder.real)
+        rel = os.path.relpath(folder.path, directory)
+        prefix = () if rel == os.curdir else tuple(rel.split(os.sep))
+        for entry in folder.entries:
+            name = entry.name
+            if name.startswith(".") or not name.endswith(_SUFFIX) or len(name) <= len(_SUFFIX):
                 continue
             try:
-                is_dir = entry.is_dir()
+                if entry.is_dir():
+                    continue
             except OSError:
                 continue
-            if is_dir:
-                if len(prefix) + 1 < limits.MAX_COMMAND_DEPTH:
-                    queue.append((entry.path, (*prefix, entry.name)))
-            elif entry.name.endswith(_SUFFIX) and len(entry.name) > len(_SUFFIX):
-                stem = entry.name[: -len(_SUFFIX)]
-                found.append((":".join((*prefix, stem)), entry.path))
+            found.append((":".join((*prefix, name[: -len(_SUFFIX)])), entry.path))
+    if walk.dirs_hit:
+        diagnostics.append(
+            _warning(
+                "command.max_dirs",
+                f"{directory}: stopped after {limits.MAX_COMMAND_DIRS} folders",
+                directory,
+            )
+        )
+    diagnostics.extend(
+        _warning("command.undecodable_name", f"{name}: the name is not UTF-8; skipped", name)
+        for name in walk.undecodable
+    )
     return found
 
 
@@ -234,8 +238,9 @@ def scan_commands(dirs: Iterable[str]) -> CommandScan:
     dirs = list(dirs)
     files: dict[str, CommandFile] = {}
     diagnostics: list[Diagnostic] = []
+    walked: list[str] = []
     for directory in dirs:
-        for name, path in _command_paths(directory, diagnostics):
+        for name, path in _command_paths(directory, diagnostics, walked):
             if name in files:
                 diagnostics.append(
                     _warning(
@@ -252,7 +257,9 @@ def scan_commands(dirs: Iterable[str]) -> CommandScan:
                 continue
             files[name] = read
             diagnostics += read.diagnostics
-    return CommandScan(files=list(files.values()), dirs=dirs, diagnostics=diagnostics)
+    return CommandScan(
+        files=list(files.values()), dirs=dirs, diagnostics=diagnostics, walked=walked
+    )
 
 
 def skill_command(skill: SkillMetadata) -> Command:

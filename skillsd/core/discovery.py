@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import errno
 import os
-from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from operator import attrgetter
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from skillsd.core.config import DEFAULT_CONFIG, Config
 from skillsd.core.file_version import StatKey
 from skillsd.core.host_fields import OPENAI_YAML, OPENAI_YAML_DIR
 from skillsd.core.skillfile import SKILL_FILE
+from skillsd.core.tree_walk import TreeWalk
 from skillsd_protocol import Diagnostic, ResourceCounts, Scope
 from skillsd_protocol.model import SCOPE_ORDER
 
@@ -128,6 +128,9 @@ class FoundSkill:
     host_stat: StatKey | None = None
     #: The agents that find this file, over every root that reached it.
     agents: tuple[str, ...] = ()
+    #: Which of the skill's folders that the catalog reads exist (``scripts``, ``references``,
+    #: ``assets``, ``agents``): the watcher watches those beside the skill directory.
+    subdirs: tuple[str, ...] = ()
 
     @property
     def order_key(self) -> tuple[int, int, str]:
@@ -144,6 +147,9 @@ class ScanResult:
     missing_roots: list[Root]
     #: Directories listed, over all roots (roots themselves included).
     dirs_scanned: int
+    #: Real paths of the directories the scan listed, skill directories excluded (those are
+    #: known from the skills): the walk the watcher repeats, not one directory more.
+    walked: list[str] = field(default_factory=list)
 
 
 # -- roots ------------------------------------------------------------------------------------
@@ -369,16 +375,19 @@ def skill_from_listing(
     counts = {"scripts": 0, "references": 0, "assets": 0}
     other = 0
     host_key: StatKey | None = None
+    subdirs: tuple[str, ...] = ()
     for entry in entries:
         name = entry.name
         if name == SKILL_FILE or name.startswith("."):
             continue
         if name in RESOURCE_DIRS and entry.is_dir():
             counts[name] = _count_entries(entry.path, diagnostics)
+            subdirs = _SUBDIRS[(*subdirs, name)]
         else:
             other += 1
             if name == OPENAI_YAML_DIR and entry.is_dir():
                 host_key = _host_file_key(os.path.join(directory, OPENAI_YAML))
+                subdirs = _SUBDIRS[(*subdirs, name)]
     real_path = os.path.realpath(md.path) if md.is_symlink() else _join(real_dir, SKILL_FILE)
     if real_path == md.path:
         real_path = md.path  # one string, not two equal ones, for 10 000 skills
@@ -391,8 +400,19 @@ def skill_from_listing(
         resources=ResourceCounts(other=other, **counts),
         host_stat=host_key,
         agents=root.agents,
+        subdirs=subdirs,
     )
 
+
+class _Interned(dict[tuple[str, ...], tuple[str, ...]]):
+    """One tuple object per combination of skill subfolders (10 000 skills share a handful)."""
+
+    def __missing__(self, key: tuple[str, ...]) -> tuple[str, ...]:
+        self[key] = key
+        return key
+
+
+_SUBDIRS = _Interned()
 
 #: Stands for a host file that exists but cannot be stat'ed: reading it reports why.
 _UNSTATABLE = StatKey(-1, -1, -1)
@@ -442,52 +462,43 @@ def _scan_root(
     stat_files: bool,
     found: list[FoundSkill],
     diagnostics: list[Diagnostic],
+    walked: list[str],
 ) -> int:
     """Breadth-first scan of one existing root; returns how many directories were listed."""
-    visited = {real_root}
-    # (path as reached, real path, depth, listing when already made)
-    queue: deque[tuple[str, str, int, list[os.DirEntry[str]] | None]] = deque(
-        [(root.path, real_root, 0, entries)]
+    walk = TreeWalk(
+        root.path,
+        max_depth=max_depth,
+        max_dirs=max_dirs,
+        on_error=lambda path, exc: diagnostics.append(_listing_problem(path, exc)),
+        root_entries=entries,
+        real_root=real_root,
     )
-    listed = 0  # directories under the root (the root itself is not counted against maxDirs)
-    depth_hit = dirs_hit = False
-    while queue:
-        directory, real_dir, depth, listing = queue.popleft()
-        if listing is None:
-            if listed >= max_dirs:
-                dirs_hit = True
-                break
-            listed += 1
-            listing = _list_dir(directory, diagnostics)
-            if listing is None:
-                continue
-        md = find_skill_file(listing, diagnostics)
+    for directory in walk:
+        md = find_skill_file(directory.entries, diagnostics)
         if md is not None:
+            directory.descend = False  # a skill directory is never descended into
             skill = skill_from_listing(
-                directory, real_dir, listing, md, root, diagnostics, stat=stat_files
+                directory.path,
+                directory.real,
+                directory.entries,
+                md,
+                root,
+                diagnostics,
+                stat=stat_files,
             )
             if skill is not None:
                 found.append(skill)
-            continue  # a skill directory is never descended into
-        listing.sort(key=attrgetter("name"))  # a deterministic order makes maxDirs predictable
-        for entry in listing:
-            name = entry.name
-            if name in limits.SKIPPED_DIR_NAMES:
-                continue
-            try:
-                if not entry.is_dir():
-                    continue
-            except OSError:
-                continue  # vanished between listing and the type check: nothing to scan
-            if depth >= max_depth:
-                depth_hit = True
-                continue
-            real = os.path.realpath(entry.path) if entry.is_symlink() else _join(real_dir, name)
-            if real in visited:
-                continue  # a symlink loop, or a directory already reached through a link
-            visited.add(real)
-            queue.append((entry.path, real, depth + 1, None))
-    if depth_hit:
+            continue
+        walked.append(directory.real)
+    for name in walk.undecodable:
+        diagnostics.append(
+            _diag(
+                "discovery.undecodable_name",
+                f"{name}: the name is not UTF-8 (shown with \\xNN for such bytes); skipped",
+                name,
+            )
+        )
+    if walk.depth_hit:
         diagnostics.append(
             _diag(
                 "discovery.max_depth",
@@ -496,7 +507,7 @@ def _scan_root(
                 root.path,
             )
         )
-    if dirs_hit:
+    if walk.dirs_hit:
         diagnostics.append(
             _diag(
                 "discovery.max_dirs",
@@ -505,7 +516,7 @@ def _scan_root(
                 root.path,
             )
         )
-    return listed + 1
+    return walk.listed + 1
 
 
 def scan(
@@ -531,6 +542,7 @@ def scan(
     #: Path of a scanned root -> agents of other roots that are the same directory (a symlink).
     alias_agents: dict[str, tuple[str, ...]] = {}
     dirs = 0
+    walked: list[str] = []
     for root in sorted(roots, key=attrgetter("order_key")):
         path = root.path
         if os.path.basename(path) == SKILL_FILE and os.path.isfile(path):
@@ -565,6 +577,7 @@ def scan(
             stat_files=stat_files,
             found=found,
             diagnostics=diagnostics,
+            walked=walked,
         )
     found.sort(key=attrgetter("order_key"))
     unique: dict[str, FoundSkill] = {}
@@ -584,6 +597,7 @@ def scan(
         diagnostics=diagnostics,
         missing_roots=missing,
         dirs_scanned=dirs,
+        walked=walked,
     )
 
 

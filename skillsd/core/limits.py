@@ -45,6 +45,9 @@ DEFAULT_PROMPT_MAX_BYTES = 32 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 #: Quiet time before a burst of file events becomes one catalog update.
 WATCH_DEBOUNCE_SECONDS = 0.1
+#: After the file watcher's thread died, how long to stat-validate before restarting it (doubled
+#: after each death in a row, up to a minute, so a watcher that keeps dying cannot spin).
+WATCH_RESTART_SECONDS = 1.0
 #: Bytes of LSP-style headers (``Content-Length: ...``) read before a header block is refused.
 MAX_HEADER_BYTES = 8 * 1024
 #: Responses queued for a client that does not read; past this the connection is dropped.

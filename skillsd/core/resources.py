@@ -18,6 +18,7 @@ from skillsd.core.bounded_read import NotRegularFile, read_regular_file
 from skillsd.core.errors import InvalidParamsData, SkillFileTooLargeData, SkillsdError
 from skillsd.core.frontmatter import FrontmatterError, body_text, locate_frontmatter
 from skillsd.core.skillfile import SKILL_FILE
+from skillsd.core.tree_walk import TreeWalk
 from skillsd_protocol import Diagnostic
 from skillsd_protocol.errors import (
     InvalidSkillData,
@@ -53,55 +54,45 @@ def list_skill_files(
     """The skill's files other than its top-level ``SKILL.md``, relative POSIX paths.
 
     ``references/a.md`` has depth 2; files deeper than ``max_depth`` are not listed and at most
-    ``max_files`` paths are returned. Order is deterministic: each directory's entries sorted by
-    name, depth first (so ``a/x`` precedes ``b``). Symlinks are followed only while they stay
-    inside the skill directory, and a directory reached twice (a symlink loop) is listed once.
-    FIFOs, sockets, devices, broken links, ``.git`` and ``node_modules`` are left out;
-    unreadable directories are skipped.
+    ``max_files`` paths are returned, the shallower first. Order is deterministic: sorted by
+    path components (so ``a/x`` precedes ``b``). Symlinks are followed only while they stay
+    inside the skill directory, and a directory reached twice (a symlink loop) is listed once
+    (:class:`~skillsd.core.tree_walk.TreeWalk`). FIFOs, sockets, devices, broken links, names
+    that are not UTF-8, ``.git`` and ``node_modules`` are left out; unreadable directories are
+    skipped.
     """
     try:
         real_root = os.path.realpath(skill_dir, strict=True)
     except OSError:
         return []
-    out: list[str] = []
-    visited = {real_root}
-
-    def walk(directory: str, prefix: str, depth: int) -> None:
-        try:
-            with os.scandir(directory) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            return
-        for entry in entries:
+    out: list[tuple[str, ...]] = []
+    walk = TreeWalk(real_root, max_depth=max_depth - 1, max_dirs=max_files, real_root=real_root)
+    for directory in walk:
+        if not _inside(directory.real, real_root):
+            directory.descend = False  # a symlink out of the skill: not the skill's file
+            continue
+        rel = os.path.relpath(directory.path, real_root)
+        prefix = () if rel == os.curdir else tuple(rel.split(os.sep))
+        for entry in directory.entries:
             if len(out) >= max_files:
-                return
-            rel = prefix + entry.name
-            if depth == 1 and entry.name == SKILL_FILE:
+                break
+            if not prefix and entry.name == SKILL_FILE:
                 continue
             try:
                 if entry.is_symlink():
-                    real = os.path.realpath(entry.path)
-                    if not _inside(real, real_root):
+                    if not _inside(os.path.realpath(entry.path), real_root):
                         continue
-                    st = os.stat(real)
+                    st = os.stat(entry.path)
                 else:
-                    real = entry.path
                     st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
             if stat.S_ISREG(st.st_mode):
-                out.append(rel)
-            elif stat.S_ISDIR(st.st_mode):
-                if depth >= max_depth or entry.name in limits.SKIPPED_DIR_NAMES:
-                    continue
-                real_dir = os.path.realpath(real)
-                if real_dir in visited:
-                    continue
-                visited.add(real_dir)
-                walk(entry.path, rel + "/", depth + 1)
-
-    walk(real_root, "", 1)
-    return out
+                out.append((*prefix, entry.name))
+        if len(out) >= max_files:
+            break
+    out.sort()
+    return ["/".join(parts) for parts in out]
 
 
 # -- SKILL.md ----------------------------------------------------------------------------------

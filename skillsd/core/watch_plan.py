@@ -1,5 +1,12 @@
-"""What to watch so that every change to a catalog's skills is noticed: the one derivation the
-daemon's watcher and ``skillsd doctor`` share."""
+"""What to watch so that every change to a catalog is noticed: the one derivation the daemon's
+watcher and ``skillsd doctor`` share.
+
+Exactly the directories the scan visited are watched, each on its own (never a recursive
+watch, which would walk whatever is there: a symlink loop, all of ``/usr``): the roots and
+category folders the scan listed, every skill's directory and the subfolders the catalog reads,
+and the command folders. A root or command folder that does not exist yet is noticed through
+its nearest existing ancestor (an *anchor*), where only events on the way to it count.
+"""
 
 from __future__ import annotations
 
@@ -16,49 +23,54 @@ __all__ = ["WatchPlan", "watch_plan"]
 class WatchPlan:
     """The directories to watch for one catalog and how to tell which events concern it."""
 
-    #: ``(directory, recursive)``: existing roots, command folders and skill directories
-    #: reached through symlinks recursively; for a root that does not exist yet, its nearest
-    #: existing ancestor alone (so the root appearing is noticed).
-    targets: frozenset[tuple[str, bool]]
-    #: Directories whose contents are the catalog's (events below them are relevant).
-    prefixes: tuple[str, ...]
-    #: The directories between a missing root and its watched ancestor, the root included.
+    #: Every directory to watch (real paths), each alone.
+    directories: frozenset[str]
+    #: Directories watched only to see a missing root or command folder appear.
+    anchors: frozenset[str]
+    #: The directories between a missing folder and its anchor, the folder included.
     ancestors_of_missing: frozenset[str]
+    #: The catalog's roots and command folders that exist (what people are shown).
+    roots: tuple[str, ...]
 
-    @property
-    def directories(self) -> list[str]:
-        """The watched directories, sorted."""
-        return sorted(path for path, _ in self.targets)
+    def relevant(self, path: str) -> bool:
+        """Whether an event at ``path`` (in a watched directory, or one itself) can change
+        the catalog."""
+        if path in self.ancestors_of_missing:
+            return True
+        for directory in (os.path.dirname(path), path):
+            if directory in self.directories and directory not in self.anchors:
+                return True
+        return False
 
 
 def watch_plan(catalog: Catalog) -> WatchPlan:
-    """What to watch for ``catalog`` (checks which roots exist now)."""
-    targets: set[tuple[str, bool]] = set()
-    prefixes: list[str] = []
+    """What to watch for ``catalog`` (checks which missing roots exist now)."""
+    content: set[str] = set(catalog.walked)
+    content.update(catalog.commands.walked)
+    for skill_dir, subdirs in catalog.skill_dirs():
+        content.add(skill_dir)
+        content.update(os.path.join(skill_dir, sub) for sub in subdirs)
+    anchors: set[str] = set()
     ancestors: set[str] = set()
-    # Skill roots, then the legacy command folders (SPEC 14: watched like skills).
-    folders = [r.path for r in catalog.roots] + list(catalog.plan.command_dirs)
-    for path in folders:
+    roots: list[str] = []
+    for path in [r.path for r in catalog.roots] + list(catalog.plan.command_dirs):
         if os.path.isdir(path):
-            targets.add((path, True))
-            prefixes.append(path)
-        elif os.path.isfile(path):  # a root given as a SKILL.md path
-            targets.add((os.path.dirname(path), True))
-            prefixes.append(os.path.dirname(path))
-        else:
-            anchor = nearest_existing_ancestor(path)
-            targets.add((anchor, False))
-            walk = path
-            while walk != anchor and walk != os.path.dirname(walk):
-                ancestors.add(walk)
-                walk = os.path.dirname(walk)
-    for real in catalog.by_real_path:
-        skill_dir = os.path.dirname(real)
-        if not skill_dir.startswith(tuple(p + os.sep for p in prefixes)):
-            targets.add((skill_dir, True))  # reached through a symlink
-            prefixes.append(skill_dir)
+            roots.append(path)
+            continue
+        if os.path.isfile(path):  # a root given as a SKILL.md path: its skill is watched
+            continue
+        anchor = nearest_existing_ancestor(path)
+        real_anchor = os.path.realpath(anchor)
+        if real_anchor not in content:
+            anchors.add(real_anchor)
+        # Events arrive under the anchor's real path: spell the way down the same way.
+        walk = real_anchor
+        for part in os.path.relpath(path, anchor).split(os.sep):
+            walk = os.path.join(walk, part)
+            ancestors.add(walk)
     return WatchPlan(
-        targets=frozenset(targets),
-        prefixes=tuple(prefixes),
+        directories=frozenset(content | anchors),
+        anchors=frozenset(anchors),
         ancestors_of_missing=frozenset(ancestors),
+        roots=tuple(roots),
     )

@@ -1,10 +1,15 @@
 """Where catalogs are cached: one live catalog per (real cwd, extra roots, effective config).
 
-A cached catalog is served without touching the disk while nothing changed. Its roots are watched
-(:mod:`skillsd.daemon.watcher`); events are debounced (``limits.WATCH_DEBOUNCE_SECONDS`` of
-quiet), then applied with :func:`skillsd.core.catalog.refresh_catalog`, which re-parses only
-files whose stat key changed, and every connection that listed the cwd gets ``skills.changed``.
-When watching is impossible the catalog falls back to stat-validation on every request.
+A cached catalog is served without touching the disk while nothing changed. The directories its
+scan visited are watched (:mod:`skillsd.daemon.watcher`, :mod:`skillsd.core.watch_plan`);
+events are debounced (``limits.WATCH_DEBOUNCE_SECONDS`` of quiet), then applied with
+:func:`skillsd.core.catalog.refresh_catalog`, which re-parses only files whose stat key
+changed, and every connection that listed the cwd gets ``skills.changed``.
+
+Watches are set up in the background, never before a reply: once a build's new directories are
+watched, one more rescan (with every parse reused) catches what changed in between. When
+watching is impossible, or the watcher's thread died, the catalog falls back to stat-validation
+on every request; a dead watcher is restarted.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from skillsd.core.config import Config
 from skillsd.core.discovery import RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.search import SearchIndex
-from skillsd.core.watch_plan import watch_plan
+from skillsd.core.watch_plan import WatchPlan, watch_plan
 from skillsd.daemon.watcher import Subscription, WatchService
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
 
@@ -57,16 +62,20 @@ class CachedCatalog:
     #: Paths reported by events not yet applied (None: rescan everything).
     pending: set[str] | None = field(default_factory=set)
     dirty: bool = False
-    #: A directory's access changed: set the watches up again before the next rebuild.
-    renew_watches: bool = False
     timer: asyncio.TimerHandle | None = None
+    #: The background task setting the watches up, and whether a newer catalog needs it again.
+    rewatching: asyncio.Task[None] | None = None
+    rewatch_again: bool = False
+    #: Rescan once things are quiet, without making requests wait for it.
+    verify: bool = False
+    #: Replaced by a newer entry (a config edit): its watches must go.
+    retired: bool = False
     building: asyncio.Future[Catalog] | None = None
     listeners: set[Listener] = field(default_factory=set)
     #: The search index of ``catalog`` (built on first search, off the event loop).
     search_index: tuple[Catalog, SearchIndex] | None = None
-    #: Filter for event paths: existing roots, real skill dirs, ancestors of missing roots.
-    prefixes: tuple[str, ...] = ()
-    ancestors_of_missing: frozenset[str] = frozenset()
+    #: What is watched, and which event paths concern the catalog.
+    watched: WatchPlan | None = None
 
     def watch_info(self) -> WatchInfo:
         return WatchInfo(mode=self.mode, roots=list(self.watch_roots), reason=self.reason)
@@ -90,6 +99,8 @@ class CatalogCache:
         self._entries: dict[CacheKey, CachedCatalog] = {}
         self.configs = ConfigSource(env)
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._restarting: asyncio.Task[None] | None = None
+        self._restart_delay = limits.WATCH_RESTART_SECONDS
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -119,8 +130,11 @@ class CatalogCache:
         return entry
 
     def _retire(self, entry: CachedCatalog) -> None:
+        entry.retired = True
         if entry.timer is not None:
             entry.timer.cancel()
+        if entry.rewatching is not None:
+            entry.rewatching.cancel()
         if entry.sub is not None and self._watch is not None:
             self._watch.cancel(entry.sub)
 
@@ -135,6 +149,8 @@ class CatalogCache:
     ) -> tuple[Catalog, CachedCatalog]:
         """The current catalog for ``cwd``; builds, refreshes or stat-validates as needed."""
         self._loop = asyncio.get_running_loop()
+        if self._watch is not None and not self._watch.alive:
+            self._watcher_died()
         entry = self.entry_for(cwd, extra_roots)
         if listener is not None:
             entry.listeners.add(listener)
@@ -178,13 +194,7 @@ class CatalogCache:
         if progress is not None:
             progress(f"Scanning {len(entry.plan.roots)} skill roots", 0.0)
         try:
-            if entry.renew_watches and entry.sub is not None and self._watch is not None:
-                # Before the (full) rebuild, so nothing changed in between goes unseen.
-                entry.renew_watches = False
-                await asyncio.to_thread(self._watch.renew, entry.sub)
             catalog = await asyncio.to_thread(self._build, entry, previous, pending)
-            if entry.sub is None or previous is None or pending is None:
-                await asyncio.to_thread(self._rewatch, entry, catalog)
             entry.catalog = catalog
             entry.building.set_result(catalog)
         except BaseException as exc:
@@ -193,6 +203,10 @@ class CatalogCache:
             raise
         finally:
             entry.building = None
+        if self._watch is None:
+            entry.mode, entry.reason = "stat", "file watching disabled"
+        else:
+            self._rewatch_soon(entry)
         if progress is not None:
             progress(f"{len(catalog.skills)} skills, {len(catalog.errors)} invalid", 100.0)
         if previous is not None:
@@ -212,26 +226,87 @@ class CatalogCache:
             return refresh_catalog(previous, pending)
         return build_catalog(entry.plan, entry.key[2], disabled=disabled, previous=previous)
 
-    def _rewatch(self, entry: CachedCatalog, catalog: Catalog) -> None:
-        plan = watch_plan(catalog)
-        targets = plan.targets
-        entry.prefixes = plan.prefixes
-        entry.ancestors_of_missing = plan.ancestors_of_missing
-        entry.watch_roots = plan.directories
-        if self._watch is None:
-            entry.mode, entry.reason = "stat", "file watching disabled"
+    def _rewatch_soon(self, entry: CachedCatalog) -> None:
+        """Set the watches of the entry's current catalog up in the background."""
+        if entry.rewatching is not None and not entry.rewatching.done():
+            entry.rewatch_again = True
             return
+        entry.rewatching = asyncio.get_running_loop().create_task(self._rewatch_task(entry))
+
+    async def _rewatch_task(self, entry: CachedCatalog) -> None:
+        try:
+            while True:
+                entry.rewatch_again = False
+                catalog = entry.catalog
+                if catalog is None:
+                    return
+                added = await asyncio.to_thread(self._rewatch, entry, catalog)
+                if added and entry.mode == "watching":
+                    # Changes made between the scan and these watches went unseen: look again
+                    # once things are quiet (parses are reused; the generation only grows if
+                    # something changed). Requests meanwhile get the catalog as it is.
+                    entry.pending, entry.verify = None, True
+                    self._settle_later(entry)
+                if not entry.rewatch_again:
+                    return
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("watching the catalog of %s failed", entry.key[0])
+
+    def _rewatch(self, entry: CachedCatalog, catalog: Catalog) -> bool:
+        """Watch what ``catalog``'s scan visited; True when directories were added."""
+        plan = watch_plan(catalog)
+        before = entry.watched.directories if entry.watched is not None else frozenset()
+        entry.watched = plan
+        entry.watch_roots = list(plan.roots)
+        assert self._watch is not None
         if entry.sub is None:
             entry.sub = Subscription(
                 on_event=functools.partial(self._on_event, entry),
                 on_access_change=functools.partial(self._on_access_change, entry),
             )
-        self._watch.update(entry.sub, targets)
+        self._watch.update(entry.sub, plan.directories)
+        if entry.retired:  # retired while this ran in its thread
+            self._watch.cancel(entry.sub)
+            return False
         if entry.sub.failure is not None:
             entry.mode, entry.reason = "stat", entry.sub.failure
             log.warning("falling back to stat-validation for %s: %s", entry.key[0], entry.reason)
-        else:
-            entry.mode, entry.reason = "watching", None
+            return False
+        entry.mode, entry.reason = "watching", None
+        return bool(plan.directories - before)
+
+    def _watcher_died(self) -> None:
+        """The watcher's thread stopped: stat-validate every catalog and restart it (once)."""
+        watch = self._watch
+        assert watch is not None
+        if self._restarting is not None:
+            return
+        reason = "the file watcher stopped; catalogs are stat-validated until it restarts"
+        log.warning("%s", reason)
+        for entry in self._entries.values():
+            entry.mode, entry.reason = "stat", reason
+            entry.pending, entry.dirty = None, True
+        self._restarting = asyncio.get_running_loop().create_task(self._restart_watcher(watch))
+
+    async def _restart_watcher(self, watch: WatchService) -> None:
+        await asyncio.sleep(self._restart_delay)
+        try:
+            ok = await asyncio.to_thread(watch.restart)
+        except Exception:
+            log.exception("restarting the file watcher failed")
+            ok = False
+        for entry in self._entries.values():
+            if ok and entry.sub is not None and entry.sub.failure is None:
+                # Events during the outage were lost: the next request rescans (dirty).
+                entry.mode, entry.reason = "watching", None
+            elif not ok:
+                entry.reason = "the file watcher stopped and could not be restarted"
+        self._restart_delay = (
+            limits.WATCH_RESTART_SECONDS if ok else min(60.0, self._restart_delay * 2)
+        )
+        self._restarting = None
 
     # -- events (observer thread -> loop) ----------------------------------------------------
 
@@ -245,20 +320,22 @@ class CatalogCache:
             self._loop.call_soon_threadsafe(self._note_access_change, entry)
 
     def _note_access_change(self, entry: CachedCatalog) -> None:
-        entry.renew_watches = True
-        entry.pending = None  # a folder that became readable may hold any number of skills
+        # A folder that became readable may hold any number of skills (and folders to watch).
+        entry.pending = None
         self._note_event(entry, [])
 
     @staticmethod
     def _relevant(entry: CachedCatalog, path: str) -> bool:
-        if path in entry.ancestors_of_missing:
-            return True
-        return path in entry.prefixes or path.startswith(tuple(p + os.sep for p in entry.prefixes))
+        return entry.watched is not None and entry.watched.relevant(path)
 
     def _note_event(self, entry: CachedCatalog, paths: list[str]) -> None:
         if entry.pending is not None:
             entry.pending.update(paths)
         entry.dirty = True
+        self._settle_later(entry)
+
+    def _settle_later(self, entry: CachedCatalog) -> None:
+        """Update the entry after ``limits.WATCH_DEBOUNCE_SECONDS`` without events."""
         if entry.timer is not None:
             entry.timer.cancel()
         loop = asyncio.get_running_loop()
@@ -268,8 +345,9 @@ class CatalogCache:
 
     async def _settle(self, entry: CachedCatalog) -> None:
         entry.timer = None
-        if not entry.dirty or entry.catalog is None:
+        if (not entry.dirty and not entry.verify) or entry.catalog is None:
             return
+        entry.verify = False
         try:
             await self._update(entry)
         except Exception:

@@ -43,6 +43,7 @@ from msgspec import UNSET, UnsetType
 
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.tree_walk import display_name
 from skillsd.daemon.framing import Framer, FramingError, Oversized
 from skillsd.daemon.router import (
     CANCEL_METHOD,
@@ -139,6 +140,22 @@ _BAD_PARAMS = 'Invalid Request: "params" must be an object or an array'
 #: was already running (it starts no work and lets the client end a slow request early).
 _AFTER_SHUTDOWN = frozenset({"exit", CANCEL_METHOD})
 _SHUTTING_DOWN = "Invalid Request: the server is shutting down (only exit is accepted now)"
+
+
+def _scrub_text(value: Any) -> Any:
+    """``value`` (built-in types) with every string made encodable: the bytes of a file name
+    that is not UTF-8 written ``\\xNN`` (:func:`skillsd.core.tree_walk.display_name`)."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return display_name(value)
+        return value
+    if isinstance(value, list):
+        return [_scrub_text(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub_text(k): _scrub_text(v) for k, v in value.items()}
+    return value
 
 
 def _error_payload(id_: Any, code: int, message: str, data: Any = UNSET) -> bytes:
@@ -708,7 +725,14 @@ class Connection:
         # One encoding pass into a buffer the framer can extend in place: a 10 000-skill
         # `skills.list` reply is ~8 MB, and every concatenation would copy it again.
         payload = bytearray()
-        _ENCODER.encode_into(_Response("2.0", id_, result), payload)
+        try:
+            _ENCODER.encode_into(_Response("2.0", id_, result), payload)
+        except UnicodeEncodeError:
+            # A text from a name that is not UTF-8 got this far (the scan skips those): send
+            # it with each such byte written \xNN rather than fail the whole reply (SPEC 18).
+            payload = bytearray()
+            scrubbed = _scrub_text(msgspec.to_builtins(result))
+            _ENCODER.encode_into(_Response("2.0", id_, scrubbed), payload)
         return payload
 
     def _exception_payload(self, ctx: RequestContext, exc: Exception) -> bytes:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from skillsd.cli.doctor import diagnose
 from skillsd.core.catalog import build_catalog
+from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import Root, RootPlan
 from skillsd.core.watch_plan import watch_plan
 
@@ -35,15 +36,56 @@ def test_roots_missing_roots_root_files_and_symlinked_skills(tmp_path: Path) -> 
         ),
     )
     watched = watch_plan(build_catalog(plan))
-    assert watched.targets == {
-        (str(roots), True),
-        (str(tmp_path), False),  # the nearest existing ancestor of the missing root
-        (str(tmp_path / "single"), True),
-        (str(tmp_path / "elsewhere" / "linked"), True),  # real dir outside every root
+    real = os.path.realpath
+    # Each directory alone: the root the scan listed, each skill's own directory (the linked
+    # one at its real place), and the missing root's nearest existing ancestor as an anchor.
+    assert watched.directories == {
+        real(roots),
+        real(roots / "pdf"),
+        real(tmp_path / "elsewhere" / "linked"),
+        real(tmp_path / "single"),
+        real(tmp_path),
     }
-    assert watched.ancestors_of_missing == {str(missing), str(missing.parent)}
-    assert watched.directories == sorted(p for p, _ in watched.targets)
-    assert str(tmp_path / "elsewhere" / "linked") in watched.prefixes
+    assert watched.anchors == {real(tmp_path)}
+    assert watched.ancestors_of_missing == {real(missing), real(missing.parent)}
+    # Only events on the way to the missing root count in the anchor.
+    assert watched.relevant(real(missing.parent))
+    assert not watched.relevant(real(tmp_path / "unrelated.txt"))
+    assert watched.relevant(os.path.join(real(roots / "pdf"), "SKILL.md"))
+    assert watched.relevant(os.path.join(real(roots), "new-skill"))
+    assert watched.roots == (str(roots),)
+
+
+def test_loops_and_huge_trees_are_watched_as_the_scan_walked_them(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    write_skill(root / "cat" / "kept")
+    (root / "cat" / "back").symlink_to(root)  # a loop back to the root
+    (root / "cat" / "self").symlink_to(root / "cat")  # a loop onto itself
+    (root / "scripts-skill").mkdir()
+    write_skill(root / "with-files")
+    (root / "with-files" / "scripts").mkdir()
+    (root / "with-files" / "agents").mkdir()
+    big = tmp_path / "big"
+    for n in range(30):
+        (big / f"d{n}" / "sub").mkdir(parents=True)
+    plan = RootPlan(
+        cwd=str(tmp_path),
+        repo_root=str(tmp_path),
+        roots=(Root(str(root), "extra"), Root(str(big), "extra")),
+    )
+    config = Config(discovery=DiscoveryConfig(max_dirs=10))
+    catalog = build_catalog(plan, config)
+    watched = watch_plan(catalog)
+    real = os.path.realpath
+    # Every directory once, by its real path; the loops add nothing.
+    assert {real(root), real(root / "cat"), real(root / "cat" / "kept")} <= watched.directories
+    assert real(root / "with-files" / "scripts") in watched.directories
+    assert real(root / "with-files" / "agents") in watched.directories
+    assert not any("back" in d or "self" in d for d in watched.directories)
+    # The big root stopped at maxDirs: no more of it is watched than the scan listed.
+    in_big = [d for d in watched.directories if d.startswith(real(big))]
+    assert 1 <= len(in_big) <= 1 + 10
+    assert any(d.code == "discovery.max_dirs" for d in catalog.diagnostics)
 
 
 def test_doctor_reports_what_the_daemon_would_watch(tmp_path: Path) -> None:

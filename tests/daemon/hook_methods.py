@@ -62,6 +62,10 @@ def register(router: Router) -> None:
     router.add("_test.crash", _crash, mode="inline", params_type=Params, result_type=Empty)
     router.add("_test.print", _print, mode="thread", params_type=PrintParams, result_type=Empty)
     router.add("_test.echo", _echo, params_type=PrintParams, result_type=EchoResult)
+    router.add("_test.badText", _bad_text, params_type=Params, result_type=EchoResult)
+    router.add(
+        "_test.stopWatcher", _stop_watcher, mode="inline", params_type=Params, result_type=Empty
+    )
 
 
 async def _sleep(params: SleepParams, ctx: RequestContext) -> SleepResult:
@@ -103,3 +107,21 @@ async def _echo(params: PrintParams, ctx: RequestContext) -> EchoResult:
     """Return ``text``: a reply as large as the request, for flow-control tests."""
     await asyncio.sleep(0)
     return EchoResult(text=params.text)
+
+
+def _stop_watcher(params: Params, ctx: RequestContext) -> Empty:
+    """Stop the file watcher's reader thread, as if it had died."""
+    import threading
+
+    from watchdog.observers.inotify_c import InotifyFD
+
+    for thread in threading.enumerate():
+        if isinstance(thread, InotifyFD):
+            thread.stop()
+            thread.join(timeout=5)
+    return Empty()
+
+
+async def _bad_text(params: Params, ctx: RequestContext) -> EchoResult:
+    """A result holding a file name that is not UTF-8 (as Python decodes one)."""
+    return EchoResult(text=os.fsdecode(b"skills/bad-\xff-name"))
