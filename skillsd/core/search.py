@@ -24,6 +24,10 @@ A hyphenated name yields its parts plus the parts joined (``web-app`` -> ``web``
 Damerau (optimal string alignment) distance 1 for query tokens of >= 4 characters, 2 for >= 8,
 and as a prefix for query tokens of >= 3 characters.
 
+Cost is bounded for any query (SPEC 18): only the first 64 distinct stems of a query count, and
+tokens over 64 characters get no typo matching (the deletes a typo lookup enumerates grow with the
+cube of a token's length); they still match exactly and as a prefix.
+
 Ties: score (rounded to 6 places), then scope (repo > user > extra), then ``SKILL.md`` path.
 """
 
@@ -70,6 +74,10 @@ _PREFIX_FACTOR: Final = 0.7
 _MIN_PREFIX_TOKEN: Final = 3
 _MAX_PREFIX_EXPANSIONS: Final = 64
 _MIN_FUZZY_VOCAB: Final = 3
+#: Longest query token that gets typo matching: its 2-deletes are ~n**2/2 strings of ~n characters.
+_MAX_FUZZY_TOKEN: Final = 64
+#: Distinct query stems ranked; each costs a postings merge over up to the whole catalog.
+_MAX_QUERY_TERMS: Final = 64
 _NO_TAGS: Final[frozenset[str]] = frozenset()
 
 
@@ -195,6 +203,8 @@ def parse_tags(skill: SkillMetadata) -> frozenset[str]:
 
 def _max_typos(token: str) -> int:
     n = len(token)
+    if n > _MAX_FUZZY_TOKEN:
+        return 0
     return 2 if n >= 8 else 1 if n >= 4 else 0
 
 
@@ -377,6 +387,8 @@ class SearchIndex:
         for vid, term in enumerate(self._name_vocab):
             if len(term) < _MIN_FUZZY_VOCAB or not term.isalpha() or term in joined_names:
                 continue
+            if len(term) > _MAX_FUZZY_TOKEN + 2:  # beyond any typo-matched query token's reach
+                continue
             for variant in _deletes(term, 2 if len(term) >= 8 else 1):
                 keys.append(hash(variant))
                 vids.append(vid)
@@ -514,6 +526,8 @@ class SearchIndex:
         by_stem: dict[str, str] = {}
         for token in tokens:
             by_stem.setdefault(stem(token), token)  # one word form counts once
+            if len(by_stem) == _MAX_QUERY_TERMS:
+                break
         for token_stem, token in by_stem.items():
             post = self._postings.get(token_stem)
             approx = self._approximate_name_terms(token)
