@@ -80,6 +80,14 @@ class CachedCatalog:
     def watch_info(self) -> WatchInfo:
         return WatchInfo(mode=self.mode, roots=list(self.watch_roots), reason=self.reason)
 
+    async def settled_watch_info(self) -> WatchInfo:
+        """:meth:`watch_info` once the watches being set up in the background are in place
+        (for ``context.inspect``: say whether watching works, not that it is being tried)."""
+        task = self.rewatching
+        if task is not None and not task.done():
+            await asyncio.wait({task})  # neither cancels it nor raises its outcome
+        return self.watch_info()
+
 
 class CatalogCache:
     """All live catalogs of the daemon."""

@@ -196,9 +196,8 @@ async def _session_compacted(
 
 async def _inspect(svc: Services, params: InspectParams, ctx: RequestContext) -> InspectResult:
     view = await _view(svc, ctx, params)
-    return ops.inspect(
-        view.seen, params, watch=view.entry.watch_info(), state_problem=svc.state.problem
-    )
+    watch = await view.entry.settled_watch_info()
+    return ops.inspect(view.seen, params, watch=watch, state_problem=svc.state.problem)
 
 
 # -- model-facing tools -------------------------------------------------------------------

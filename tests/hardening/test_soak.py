@@ -1,11 +1,13 @@
 """Soak: concurrent socket clients over a tree a writer process keeps changing.
 
-At least 8 clients pipeline a mix of ``skills.list``/``search``/``load``/``readFile`` and
-``permissions.check`` for a bounded time while a separate process creates, edits, renames and
-deletes skills underneath. Afterwards: no error reply but the kinds a vanishing skill explains,
-every reply matched to exactly one request, the daemon's cached catalog equal to a fresh scan
-done here in the test process, every subscriber told about the final generation through
-``skills.changed``, and the daemon's RSS bounded.
+At least 8 clients pipeline a mix of ``skills.list``/``search``/``load``/``readFile``,
+``permissions.check``, ``agents.list`` and long one-word searches for a bounded time while a
+separate process creates, edits, renames and deletes skills underneath, and keeps making and
+removing hostile files (SPEC 18): a FIFO where a ``SKILL.md`` or an agent file goes, symlink
+loops, folders whose names are not UTF-8. Afterwards: no error reply but the kinds a vanishing
+skill explains, every reply matched to exactly one request, the daemon's cached catalog equal
+to a fresh scan done here in the test process, every subscriber told about the final
+generation through ``skills.changed``, and the daemon's RSS bounded.
 
 Short by default (8 clients x 4 s). ``SKILLSD_LONG=1`` (``make soak``) runs
 ``SKILLSD_SOAK_SECONDS`` (default 120) with ``SKILLSD_SOAK_CLIENTS`` (default 16) clients and
@@ -73,10 +75,17 @@ def writer_main(root: str, seconds: float, seed: int, counts: Any) -> None:
     done: Counter[str] = Counter()
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        action = rng.choice(["create", "create", "edit", "atomic", "rename", "delete"])
-        if action != "create" and not live:
+        action = rng.choice(
+            ["create", "create", "edit", "atomic", "rename", "delete", "hostile", "unhostile"]
+        )
+        if action in ("edit", "atomic", "rename", "delete") and not live:
             action = "create"
-        if action == "create":
+        if action == "hostile":
+            serial += 1
+            _make_hostile(root, rng.choice(["fifo", "loop", "badname", "agent"]), serial)
+        elif action == "unhostile":
+            _remove_hostile(root, rng)
+        elif action == "create":
             serial += 1
             name = f"churn-{serial}"
             os.makedirs(os.path.join(root, name, "references"), exist_ok=True)
@@ -110,6 +119,34 @@ def writer_main(root: str, seconds: float, seed: int, counts: Any) -> None:
         done[action] += 1
         time.sleep(rng.uniform(0.002, 0.02))
     counts.update(done)
+
+
+def _make_hostile(root: str, kind: str, serial: int) -> None:
+    """One hostile thing under ``root`` (or the project's agent folder beside it)."""
+    base = os.path.join(root, f"hostile-{serial}")
+    if kind == "fifo":  # a FIFO where SKILL.md goes: reading it would block
+        os.mkdir(base)
+        os.mkfifo(os.path.join(base, "SKILL.md"))
+    elif kind == "loop":  # a folder holding links back to itself and to the root
+        os.mkdir(base)
+        os.symlink(base, os.path.join(base, "self"))
+        os.symlink(root, os.path.join(base, "back"))
+    elif kind == "badname":  # a skill in a folder whose name is not UTF-8
+        folder = os.fsencode(base) + b"-\xff"
+        os.mkdir(folder)
+        with open(os.path.join(folder, b"SKILL.md"), "wb") as fh:
+            fh.write(_skill_text(f"hostile-{serial}", "Latin-1 folder.").encode())
+    else:  # a FIFO agent file: agents.list must not hang on it
+        agents = os.path.join(os.path.dirname(os.path.dirname(root)), "agents")
+        os.makedirs(agents, exist_ok=True)
+        os.mkfifo(os.path.join(agents, f"fifo-{serial}.md"))
+
+
+def _remove_hostile(root: str, rng: random.Random) -> None:
+    broot = os.fsencode(root)
+    found = [n for n in os.listdir(broot) if n.startswith(b"hostile-")]
+    if found:
+        shutil.rmtree(os.path.join(broot, rng.choice(found)))
 
 
 # -- the clients ---------------------------------------------------------------------------------
@@ -150,15 +187,20 @@ class SoakClient(threading.Thread):
             "skills.load": {"cwd": self.cwd, "name": skill},
             "skills.readFile": {"cwd": self.cwd, "name": skill, "file": "references/r.md"},
             "permissions.check": {"cwd": self.cwd, "tool": "Bash", "input": "git status"},
+            "agents.list": {"cwd": self.cwd},
+            # One long word: its typo matching cost grew with the cube of its length once.
+            "long search": {"cwd": self.cwd, "query": "stable" * 160},
         }[method]
 
     def send_one(self, first: bool) -> None:
         methods = ["skills.list", "skills.search", "skills.load", "skills.readFile"]
-        method = "skills.list" if first else self.rng.choice([*methods, "permissions.check"])
+        extra = ["permissions.check", "agents.list", "long search"]
+        method = "skills.list" if first else self.rng.choice([*methods, *extra])
         self.tally.sent += 1
         id_ = f"c{self.index}-{self.tally.sent}"
         self.pending[id_] = (time.perf_counter(), method)
-        self.conn.send(h.request(id_, method, self.params(method)))
+        wire = "skills.search" if method == "long search" else method
+        self.conn.send(h.request(id_, wire, self.params(method)))
 
     def receive(self, timeout: float = h.TIMEOUT) -> None:
         message = self.conn.reader.message(timeout)
