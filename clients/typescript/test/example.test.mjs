@@ -22,15 +22,16 @@ test("examples/client_demo.mjs lists, searches, loads and reads", async () => {
     },
   );
   const listing = stdout.split("== skills.list\n")[1].split("\n\n")[0].split("\n");
-  assert.deepEqual(listing.slice(0, 6), [
+  assert.deepEqual(listing.slice(0, 7), [
     "  repo  pdf-forms (shares its name with another skill)",
     "  repo  changelog-check",
     "  repo  release-notes",
     "  repo  code-review",
+    "  repo  fix-issue",
     "  user  commit-message",
     "  user  pdf-forms (shares its name with another skill)",
   ]);
-  assert.match(listing[6], /^  invalid: .*broken-skill\/SKILL\.md: /);
+  assert.match(listing[7], /^  invalid: .*broken-skill\/SKILL\.md: /);
   assert.match(stdout, /== skills\.search "release notes"\n  release-notes: token_overlap/);
   assert.match(stdout, /<skill_context name="changelog-check"/);
   assert.match(stdout, /loaded again: alreadyLoaded=true\n<skill_context_reminder name="changelog-check"/);
