@@ -15,6 +15,7 @@ import msgspec
 from skillsd.core.agent_folders import AGENTS, SKILL_FOLDERS
 from skillsd.core.catalog import Catalog, build_catalog
 from skillsd.core.discovery import compute_roots
+from skillsd.core.display_text import escape_controls
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.state import StateStore, default_state_path
@@ -68,18 +69,19 @@ def render_matrix(matrix: AgentsMatrix) -> str:
     """The human form: a yes/- table, then who misses what and where they would look."""
     if not matrix.skills:
         return "no skills here: nothing for any agent to find"
-    width = max(len("skill"), *(len(r.name) for r in matrix.skills))
+    names = [escape_controls(r.name) for r in matrix.skills]
+    width = max(len("skill"), *map(len, names))
     columns = [max(len(a), 3) for a in matrix.agents]
     header = f"{'skill':<{width}}  scope  " + "  ".join(
         f"{a:<{w}}" for a, w in zip(matrix.agents, columns, strict=True)
     )
     lines = [header.rstrip()]
-    for row in matrix.skills:
+    for name, row in zip(names, matrix.skills, strict=True):
         cells = "  ".join(
             f"{'yes' if a in row.agents else '-':<{w}}"
             for a, w in zip(matrix.agents, columns, strict=True)
         )
-        lines.append(f"{row.name:<{width}}  {row.scope:<5}  {cells}".rstrip())
+        lines.append(f"{name:<{width}}  {row.scope:<5}  {cells}".rstrip())
     missed = [r for r in matrix.skills if r.missed_by]
     lines.append("")
     if not missed:
@@ -88,7 +90,7 @@ def render_matrix(matrix: AgentsMatrix) -> str:
     lines.append(f"missed by some agent ({len(missed)} of {len(matrix.skills)} skills):")
     for row in missed:
         who = ", ".join(row.missed_by)
-        lines.append(f"  {row.name}: not found by {who}  ({row.path})")
+        lines.append(escape_controls(f"  {row.name}: not found by {who}  ({row.path})"))
     lines.append("")
     lines.append("where each agent looks (repo folders: from the repository root down to cwd):")
     for agent in matrix.agents:
@@ -104,7 +106,7 @@ def print_agents(
     try:
         config, _, _ = ConfigSource(env).for_cwd(cwd)
     except SkillsdError as exc:
-        print(f"skillsd doctor --agents: {exc.message}", file=sys.stderr)
+        print(f"skillsd doctor --agents: {escape_controls(exc.message)}", file=sys.stderr)
         return 2
     plan = compute_roots(cwd, config, home=home, env=env, client_extra_roots=extra_roots)
     disabled = StateStore(default_state_path()).disabled()

@@ -2,7 +2,8 @@
 
 These commands run the daemon's operations (:mod:`skillsd.operations`) in this process, with no
 daemon: ``--json`` prints exactly the Struct the same method returns. The CLI acts for the user,
-so ``show`` is not gated by permissions (SPEC 7).
+so ``show`` is not gated by permissions (SPEC 7). Human output shows control characters in
+names, descriptions, paths and contents escaped (:func:`escape_controls`), never raw.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import msgspec
 
 from skillsd import operations as ops
 from skillsd.cli.list_summary import list_summary
+from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.core.search import SearchIndex
@@ -91,8 +93,17 @@ def emit_json(value: Any) -> int:
 
 
 def _print(text: str) -> int:
-    print(text)
+    """Print multi-line human text (a skill's content, a prompt) with its controls escaped."""
+    print(escape_controls(text, multiline=True))
     return 0
+
+
+def one_line(text: str, width: int | None = None) -> str:
+    """A name, path or message on one line, controls escaped; shortened to ``width`` (runs of
+    whitespace, a description's line breaks included, become one space)."""
+    if width is None:
+        return escape_controls(text)
+    return textwrap.shorten(escape_controls(text, multiline=True), width, placeholder="...")
 
 
 def failing(fn: Any) -> Any:
@@ -102,7 +113,7 @@ def failing(fn: Any) -> Any:
         try:
             status: int = fn(args)
         except SkillsdError as exc:
-            print(f"skillsd {args.command}: {exc.message}", file=sys.stderr)
+            print(f"skillsd {args.command}: {one_line(exc.message)}", file=sys.stderr)
             return 2
         return status
 
@@ -116,7 +127,8 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         return emit_json(listing)
     skills = listing.skills
-    width = max((len(s.name) for s in skills), default=4)
+    names = {s.id: one_line(s.name) for s in skills}
+    width = max(map(len, names.values()), default=4)
     scope = None
     for s in skills:
         if s.scope != scope:
@@ -126,14 +138,15 @@ def _list(args: argparse.Namespace) -> int:
         flags += "".join(f" [{mark}]" for mark in invocation_marks(s))
         usage = slash_usage(s) if s.host is not None and s.host.argument_hint else None
         warn = f" ({len(s.diagnostics)} warning(s))" if s.diagnostics else ""
-        desc = textwrap.shorten(s.description, 70, placeholder="...")
-        print(f"  {s.name:<{width}}  {desc}{flags}{warn}")
-        print(f"  {'':<{width}}  {s.path}" + (f"  (usage: {usage})" if usage else ""))
+        desc = one_line(s.description, 70)
+        usage_note = f"  (usage: {one_line(usage)})" if usage else ""
+        print(f"  {names[s.id]:<{width}}  {desc}{flags}{warn}")
+        print(f"  {'':<{width}}  {one_line(s.path)}{usage_note}")
     for error in listing.errors:
-        print(f"invalid: {error.path}: {error.message}")
+        print(one_line(f"invalid: {error.path}: {error.message}"))
     for diag in listing.diagnostics:
-        print(f"{diag.severity}: {diag.path}: {diag.message}")
-    print(list_summary(view.catalog, skills))
+        print(one_line(f"{diag.severity}: {diag.path}: {diag.message}"))
+    print(one_line(list_summary(view.catalog, skills)))
     return 0
 
 
@@ -145,10 +158,9 @@ def _search(args: argparse.Namespace) -> int:
     if args.json:
         return emit_json(result)
     for n, hit in enumerate(result.results, 1):
-        desc = textwrap.shorten(hit.skill.description, 60, placeholder="...")
-        print(
-            f"{n:>2}. {hit.skill.name}  [{hit.reason} {hit.score:.2f}, {hit.skill.scope}]  {desc}"
-        )
+        desc = one_line(hit.skill.description, 60)
+        name = one_line(hit.skill.name)
+        print(f"{n:>2}. {name}  [{hit.reason} {hit.score:.2f}, {hit.skill.scope}]  {desc}")
     more = f", showing {len(result.results)}" if result.truncated else ""
     print(f"{result.count} match(es){more}")
     return 0

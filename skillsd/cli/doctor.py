@@ -22,6 +22,7 @@ from skillsd.core.agents import agent_dirs, check_references, discover_agents
 from skillsd.core.catalog import Catalog, build_catalog
 from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, user_config_path
 from skillsd.core.discovery import compute_roots, find_repo_root
+from skillsd.core.display_text import escape_controls
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.permissions import Policy
@@ -325,7 +326,8 @@ def _max_user_watches() -> int | None:
 
 
 def render(report: DoctorReport) -> str:
-    """The human form of the report."""
+    """The human form of the report, one line per entry (control characters in paths, names
+    and messages shown escaped, so an embedded newline cannot fake a line either)."""
     lines = [f"skillsd doctor: {report.cwd}", f"repository root: {report.repo_root}", ""]
     lines.append("config files:")
     for f in report.config:
@@ -387,4 +389,4 @@ def render(report: DoctorReport) -> str:
         f"summary: {k.total} skill(s) ({k.enabled} enabled), {k.invalid} invalid, "
         f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
     )
-    return "\n".join(lines)
+    return "\n".join(map(escape_controls, lines))

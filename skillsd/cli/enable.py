@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from skillsd import operations as ops
-from skillsd.cli.catalog import catalog_view
+from skillsd.cli.catalog import catalog_view, one_line
 from skillsd.core.errors import SkillsdError
 from skillsd.core.state import StateStore, default_state_path
 from skillsd_protocol.messages import SetEnabledResult
@@ -49,7 +49,7 @@ def _run(args: argparse.Namespace) -> int:
         was = skill.enabled
         ops.save_enabled(StateStore(default_state_path()), view.catalog, skill, args.enabled)
     except SkillsdError as exc:
-        print(f"skillsd {args.command}: {exc.message}", file=sys.stderr)
+        print(f"skillsd {args.command}: {one_line(exc.message)}", file=sys.stderr)
         return FAILURE_STATUS
     after = msgspec.structs.replace(skill, enabled=args.enabled)
     if args.json:
@@ -57,5 +57,5 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     verb = "enabled" if args.enabled else "disabled"
     already = " (it already was)" if was == args.enabled else ""
-    print(f"{skill.name} {verb} for you{already}: {skill.path}")
+    print(one_line(f"{skill.name} {verb} for you{already}: {skill.path}"))
     return 0

@@ -16,7 +16,8 @@ import sys
 from typing import Any
 
 from skillsd import operations as ops
-from skillsd.cli.catalog import catalog_view, emit_json, failing
+from skillsd.cli.catalog import catalog_view, emit_json, failing, one_line
+from skillsd.core.display_text import escape_controls
 from skillsd_protocol.messages import CommandsParams, InvokeParams
 
 
@@ -52,12 +53,15 @@ def _run(args: argparse.Namespace) -> int:
     result = ops.invoke(view, params).result
     if args.json:
         return emit_json(result)
-    print(result.content)
+    print(escape_controls(result.content, multiline=True))
     for entry in result.dynamic_context:
         # Never run here either: say what a host would run, and what policy says of it.
-        print(f"dynamic context (not run, {entry.decision}): {entry.command}", file=sys.stderr)
+        print(
+            f"dynamic context (not run, {entry.decision}): {one_line(entry.command)}",
+            file=sys.stderr,
+        )
     for rule in result.withheld_grants:
-        print(f"withheld until the repository is trusted: {rule}", file=sys.stderr)
+        print(f"withheld until the repository is trusted: {one_line(rule)}", file=sys.stderr)
     return 0
 
 
@@ -66,11 +70,12 @@ def _list_commands(view: ops.OperationView, as_json: bool) -> int:
     if as_json:
         return emit_json(listed)
     usages = [
-        f"/{c.name} {c.argument_hint}" if c.argument_hint else f"/{c.name}" for c in listed.commands
+        one_line(f"/{c.name} {c.argument_hint}" if c.argument_hint else f"/{c.name}")
+        for c in listed.commands
     ]
     width = max(map(len, usages), default=8)
     for usage, command in zip(usages, listed.commands, strict=True):
         origin = "" if command.source == "skill" else "  (.claude/commands)"
-        print(f"{usage:<{width}}  {command.description}{origin}")
+        print(f"{usage:<{width}}  {one_line(command.description)}{origin}")
     print(f"{len(listed.commands)} command(s); run one with `skillsd run /name args…`")
     return 0

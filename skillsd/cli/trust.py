@@ -18,6 +18,7 @@ import msgspec
 
 from skillsd import operations as ops
 from skillsd.core.config import project_config_path
+from skillsd.core.display_text import escape_controls
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.permissions import Policy
@@ -54,20 +55,22 @@ def _run(args: argparse.Namespace) -> int:
             root, state.trust_decisions(), source.user().trust, home=os.path.expanduser("~")
         )
     except SkillsdError as exc:
-        print(f"skillsd trust: {exc.message}", file=sys.stderr)
+        print(f"skillsd trust: {escape_controls(exc.message)}", file=sys.stderr)
         return FAILURE_STATUS
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(ops.trust_info(trust)) + b"\n")
         return 0
+    shown = escape_controls(root)
     if trust.trusted:
-        print(f"trusted: {root}")
+        print(f"trusted: {shown}")
         print("  its skills' allowed-tools now grant, and its project config's allow rules apply")
     else:
-        print(f"not trusted: {root}")
+        print(f"not trusted: {shown}")
         print("  its skills' allowed-tools grant nothing; its project config can only tighten")
     policy = Policy.from_config(config.permissions, config.project_permissions)
     never = [i for i in policy.ignored_now(trust.trusted) if not i.until_trusted]
     if never:
-        print(f"  always ignored in {project_config_path(root)}:")
-        print("\n".join(f"    {i.key}: {i.rule}" for i in never))
+        print(f"  always ignored in {escape_controls(project_config_path(root))}:")
+        # Rules are written by the repository's config: shown escaped.
+        print("\n".join(escape_controls(f"    {i.key}: {i.rule}") for i in never))
     return 0

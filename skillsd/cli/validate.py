@@ -18,6 +18,7 @@ import msgspec
 
 from skillsd import operations as ops
 from skillsd.core import limits
+from skillsd.core.display_text import escape_controls
 from skillsd.core.skillfile import SKILL_FILE, Mode
 from skillsd_protocol import Diagnostic
 
@@ -111,10 +112,11 @@ def _check(skill_file: str, mode: Mode, fail_on_warnings: bool) -> ValidatedSkil
 def _print_human(results: list[ValidatedSkill]) -> None:
     out = sys.stdout
     for result in results:
-        out.write(f"{result.path}: {'ok' if result.valid else 'FAILED'}\n")
+        # Paths and messages quote the file: its control characters are shown escaped.
+        out.write(escape_controls(f"{result.path}: {'ok' if result.valid else 'FAILED'}") + "\n")
         for d in result.diagnostics:
             where = f" [{d.field}]" if d.field else ""
-            out.write(f"  {d.severity} {d.code}{where}: {d.message}\n")
+            out.write(escape_controls(f"  {d.severity} {d.code}{where}: {d.message}") + "\n")
     failed = sum(not r.valid for r in results)
     noun = "skill" if len(results) == 1 else "skills"
     out.write(f"{len(results)} {noun} checked, {failed} failed\n")

@@ -26,6 +26,7 @@ from textual.message import Message
 from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, TabPane, Tree
 
 from skillsd import __version__
+from skillsd.core.display_text import escape_controls
 from skillsd.tui.command_palette import CommandPalette
 from skillsd.tui.detail import SkillDetail, fetch_detail
 from skillsd.tui.dialogs import Choice, ChoiceDialog, FileDialog
@@ -509,7 +510,8 @@ class SkillsApp(App[None]):
             self._report(f"cannot change {skill.name}", exc)
             return
         where = "for you" if persist == "user" else "for this session"
-        self.notify(f"{skill.name} {'enabled' if enabled else 'disabled'} {where}", markup=False)
+        done = f"{skill.name} {'enabled' if enabled else 'disabled'} {where}"
+        self.notify(escape_controls(done), markup=False)
         await self._refresh(force=False)
 
     def action_approve(self) -> None:
@@ -571,7 +573,8 @@ class SkillsApp(App[None]):
         except ClientError as exc:
             self._report("cannot change trust", exc)
             return
-        self.notify(f"{info.root}: {'trusted' if info.trusted else 'not trusted'}", markup=False)
+        done = f"{info.root}: {'trusted' if info.trusted else 'not trusted'}"
+        self.notify(escape_controls(done), markup=False)
         await self._refresh(force=False)
         self._refresh_detail(force=True)
 
@@ -591,8 +594,8 @@ class SkillsApp(App[None]):
         except ClientError as exc:
             self._report(f"cannot remember {rule}", exc)
             return
-        self.notify(f"{rule}: {decision} ({persist})", markup=False)
+        self.notify(escape_controls(f"{rule}: {decision} ({persist})"), markup=False)
         self._refresh_detail(force=True)
 
     def _report(self, what: str, exc: ClientError) -> None:
-        self.notify(f"{what}: {exc}", severity="error", timeout=8, markup=False)
+        self.notify(escape_controls(f"{what}: {exc}"), severity="error", timeout=8, markup=False)

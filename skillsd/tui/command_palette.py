@@ -15,6 +15,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
+from skillsd.core.display_text import escape_controls
 from skillsd.core.invocation import parse_command
 from skillsd_protocol.messages import Command, InvokeResult
 
@@ -87,18 +88,18 @@ class CommandPalette(ModalScreen[None]):
             text.append("no command matches", style="italic")
         elif len(found) == 1:
             command = found[0]
-            text.append(f"/{command.name}", style="bold")
+            text.append(escape_controls(f"/{command.name}"), style="bold")
             if command.argument_hint:
-                text.append(f" {command.argument_hint}", style="bold cyan")
-            text.append(f"  {command.description}")
+                text.append(escape_controls(f" {command.argument_hint}"), style="bold cyan")
+            text.append(escape_controls(f"  {command.description}"))
             if command.source == "command":
                 text.append("  (.claude/commands)", style="dim")
         else:
             for command in found[:SHOWN]:
-                text.append(f"/{command.name}", style="bold")
+                text.append(escape_controls(f"/{command.name}"), style="bold")
                 if command.argument_hint:
-                    text.append(f" {command.argument_hint}", style="cyan")
-                text.append(f"  {command.description}\n", style="dim")
+                    text.append(escape_controls(f" {command.argument_hint}"), style="cyan")
+                text.append(escape_controls(f"  {command.description}") + "\n", style="dim")
             if len(found) > SHOWN:
                 text.append(f"… {len(found) - SHOWN} more", style="dim")
         self.query_one("#command-hint", Static).update(text)
@@ -123,18 +124,18 @@ class CommandPalette(ModalScreen[None]):
             result = await self._invoke(typed)
         except Exception as exc:  # a refusal or a lost connection: say it, keep the palette
             self.result, self.error = None, str(exc)
-            output.update(Text(f"refused: {exc}", style="bold red"))
+            output.update(Text(escape_controls(f"refused: {exc}"), style="bold red"))
             return
         self.result, self.error = result, None
         shown = Text()
-        shown.append(result.content)
+        shown.append(escape_controls(result.content, multiline=True))
         if result.dynamic_context:
             shown.append("\n\nDynamic context (not run):\n", style="bold")
             for entry in result.dynamic_context:
-                shown.append(f"  {entry.decision:<5} {entry.command}\n")
+                shown.append(escape_controls(f"  {entry.decision:<5} {entry.command}") + "\n")
         if result.withheld_grants:
             shown.append("\nWithheld until the repository is trusted: ", style="bold yellow")
-            shown.append(", ".join(result.withheld_grants))
+            shown.append(escape_controls(", ".join(result.withheld_grants)))
         output.update(shown)
 
     def action_close(self) -> None:

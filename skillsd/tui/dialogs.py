@@ -14,6 +14,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from skillsd.core.display_text import escape_controls
 from skillsd_protocol.messages import ReadFileResult
 
 __all__ = ["Choice", "ChoiceDialog", "FileDialog"]
@@ -49,9 +50,9 @@ class ChoiceDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(self._question), classes="question")
+            yield Static(Text(escape_controls(self._question)), classes="question")
             if self._explanation:
-                yield Static(Text(self._explanation, style="dim"))
+                yield Static(Text(escape_controls(self._explanation), style="dim"))
             lines = Text()
             for choice in self._choices:
                 lines.append(f"\n {choice.key} ", style="bold reverse")
@@ -98,9 +99,10 @@ class FileDialog(ModalScreen[None]):
         if result.truncated:
             title += " · truncated: only the first window is shown"
         with Vertical():
-            yield Static(Text(title, no_wrap=True, overflow="ellipsis"), classes="file-title")
+            shown = escape_controls(title)
+            yield Static(Text(shown, no_wrap=True, overflow="ellipsis"), classes="file-title")
             body = (
-                Text(result.content)
+                Text(escape_controls(result.content, multiline=True))
                 if result.encoding == "utf-8"
                 else Text(f"binary file ({result.size} bytes): not shown", style="italic")
             )

@@ -1,7 +1,8 @@
 """The picker's panes: the skill list, the detail pane and the errors pane.
 
 Everything shown is built as `rich.text.Text` rather than markup, so a skill's description or
-body containing ``[brackets]`` is shown as written, never interpreted.
+body containing ``[brackets]`` is shown as written, never interpreted; control characters in
+names, descriptions, paths and contents are shown escaped (:func:`escape_controls`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import OptionList, Static, Tree
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
+from skillsd.core.display_text import escape_controls
 from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.tui.detail import SkillDetail, ToolDecision
 from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata
@@ -30,16 +32,17 @@ _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def display_path(path: str, cwd: str | None = None) -> str:
-    """``path`` relative to ``cwd`` when inside it, else with the home directory as ``~``."""
+    """``path`` relative to ``cwd`` when inside it, else with the home directory as ``~``;
+    control characters escaped."""
     if cwd:
         if path == cwd:
             return "."
         if path.startswith(cwd.rstrip(os.sep) + os.sep):
-            return os.path.relpath(path, cwd)
+            return escape_controls(os.path.relpath(path, cwd))
     home = os.path.expanduser("~")
     if home not in ("", "/", "~") and path.startswith(home + os.sep):
-        return "~" + path[len(home) :]
-    return path
+        return escape_controls("~" + path[len(home) :])
+    return escape_controls(path)
 
 
 def _warnings(skill: SkillMetadata) -> int:
@@ -50,7 +53,7 @@ def _row(skill: SkillMetadata, tag: Text | None = None) -> Text:
     """Two lines: a checkbox, the name and warnings; then ``tag`` (if any) and the description."""
     line = Text()
     line.append("[x] " if skill.enabled else "[ ] ", style="green" if skill.enabled else "dim")
-    line.append(skill.name, style="bold" if skill.enabled else "dim strike")
+    line.append(escape_controls(skill.name), style="bold" if skill.enabled else "dim strike")
     count = _warnings(skill)
     if count:
         line.append(f" ⚠{count}", style="yellow")
@@ -62,7 +65,7 @@ def _row(skill: SkillMetadata, tag: Text | None = None) -> Text:
     if tag is not None:
         line.append_text(tag)
         line.append(" ")
-    line.append(skill.description.replace("\n", " "), style="dim")
+    line.append(escape_controls(skill.description.replace("\n", " ")), style="dim")
     return line
 
 
@@ -103,7 +106,7 @@ class SkillList(OptionList):
 
     def show_message(self, message: str) -> None:
         """Replace the rows with one line of text (not connected, nothing found...)."""
-        self._replace([Option(Text(message, style="italic"), disabled=True)], None)
+        self._replace([Option(Text(escape_controls(message), style="italic"), disabled=True)], None)
 
     @property
     def highlighted_id(self) -> str | None:
@@ -127,18 +130,18 @@ class SkillList(OptionList):
 def _decision(check: CheckResult) -> Text:
     text = Text(check.decision, style=f"bold {_DECISION_STYLE[check.decision]}")
     via = check.layer if check.rule is None else f"{check.layer}: {check.rule}"
-    text.append(f" ({via})", style="dim")
+    text.append(escape_controls(f" ({via})"), style="dim")
     if check.granted_by:
-        text.append(f" granted by {', '.join(check.granted_by)}", style="dim")
+        text.append(escape_controls(f" granted by {', '.join(check.granted_by)}"), style="dim")
     return text
 
 
 def _tool_line(tool: ToolDecision) -> Text:
     line = Text("  ")
-    line.append(tool.rule, style="bold")
+    line.append(escape_controls(tool.rule), style="bold")
     line.append("  ")
     if tool.check is None:
-        line.append(f"not checked: {tool.problem}", style="red")
+        line.append(escape_controls(f"not checked: {tool.problem}"), style="red")
         return line
     line.append_text(_decision(tool.check))
     loaded = tool.when_loaded
@@ -152,7 +155,7 @@ def _diagnostic_line(diagnostic: Diagnostic, indent: str = "  ") -> Text:
     line = Text(indent)
     line.append(diagnostic.severity, style=_SEVERITY_STYLE.get(diagnostic.severity, ""))
     line.append(f" {diagnostic.code}", style="bold")
-    line.append(f": {diagnostic.message}")
+    line.append(escape_controls(f": {diagnostic.message}"))
     return line
 
 
@@ -179,7 +182,7 @@ class DetailPane(VerticalScroll, can_focus=True):
 
     def show_message(self, message: str) -> None:
         """Clear the pane and show ``message``."""
-        self.query_one("#summary", Static).update(Text(message, style="italic"))
+        self.query_one("#summary", Static).update(Text(escape_controls(message), style="italic"))
         for name in ("permissions", "resources-title", "content"):
             self.query_one(f"#{name}", Static).update("")
         self.query_one("#resources", Tree).display = False
@@ -206,9 +209,11 @@ class DetailPane(VerticalScroll, can_focus=True):
                 )
             )
             for directory, names in sorted(_file_tree_paths(files).items()):
-                parent = tree.root if not directory else tree.root.add(directory + "/", expand=True)
+                # Text, not a str: Tree parses str labels as markup.
+                label = Text(escape_controls(directory + "/"))
+                parent = tree.root if not directory else tree.root.add(label, expand=True)
                 for name in names:
-                    parent.add_leaf(os.path.basename(name), data=name)
+                    parent.add_leaf(Text(escape_controls(os.path.basename(name))), data=name)
             tree.display = bool(files)
         else:
             title.update(
@@ -230,13 +235,13 @@ class DetailPane(VerticalScroll, can_focus=True):
     @staticmethod
     def _summary(skill: SkillMetadata, cwd: str) -> Text:
         text = Text()
-        text.append(skill.name, style="bold")
+        text.append(escape_controls(skill.name), style="bold")
         text.append("  ")
         text.append(
             "enabled" if skill.enabled else "disabled",
             style="green" if skill.enabled else "red",
         )
-        text.append(f"\n{skill.description}\n")
+        text.append(f"\n{escape_controls(skill.description, multiline=True)}\n")
         text.append(f"scope {skill.scope} · root {display_path(skill.root, cwd)}\n", style="dim")
         text.append(f"{display_path(skill.path, cwd)}\n", style="dim")
         extras = []
@@ -253,7 +258,7 @@ class DetailPane(VerticalScroll, can_focus=True):
         if usage is not None and skill.host is not None and skill.host.argument_hint:
             extras.append(f"c runs {usage}")
         if extras:
-            text.append(" · ".join(extras) + "\n", style="dim")
+            text.append(escape_controls(" · ".join(extras)) + "\n", style="dim")
         if skill.diagnostics:
             text.append("Warnings\n", style="bold underline")
             for diagnostic in skill.diagnostics:
@@ -265,7 +270,7 @@ class DetailPane(VerticalScroll, can_focus=True):
     def _permissions(detail: SkillDetail) -> Text:
         text = Text()
         text.append("Load permission\n", style="bold underline")
-        text.append(f"  {detail.load_rule}  ")
+        text.append(f"  {escape_controls(detail.load_rule)}  ")
         text.append_text(_decision(detail.load_check))
         if detail.load_check.decision != "allow":
             text.append("\n  press a to answer for this skill", style="dim")
@@ -286,7 +291,7 @@ class DetailPane(VerticalScroll, can_focus=True):
         if detail.loaded is not None:
             text.append("\nContent", style="bold underline")
             text.append("  rendered by skills.load (codelia)\n", style="dim")
-            text.append(detail.loaded.content)
+            text.append(escape_controls(detail.loaded.content, multiline=True))
         elif detail.source is not None:
             text.append("\nSKILL.md", style="bold underline")
             text.append(
@@ -294,11 +299,11 @@ class DetailPane(VerticalScroll, can_focus=True):
                 style="dim",
             )
             if detail.source.encoding == "utf-8":
-                text.append(detail.source.content)
+                text.append(escape_controls(detail.source.content, multiline=True))
             else:
                 text.append("(not UTF-8 text)", style="italic")
         if detail.content_error:
-            text.append(f"\n{detail.content_error}", style="red")
+            text.append(f"\n{escape_controls(detail.content_error)}", style="red")
         return text
 
 
@@ -317,7 +322,7 @@ class ErrorsPane(VerticalScroll, can_focus=True):
             text.append("No invalid skills and no scan problems.", style="italic")
         for error in errors:
             text.append(display_path(error.path, cwd), style="bold")
-            text.append(f"\n  {error.message}\n", style="red")
+            text.append(f"\n  {escape_controls(error.message)}\n", style="red")
             for diagnostic in error.diagnostics:
                 text.append_text(_diagnostic_line(diagnostic, "    "))
                 text.append("\n")
