@@ -7,9 +7,13 @@ thread joined with a generous timeout, under tracemalloc, against a catalog of 2
 
 from __future__ import annotations
 
+import os
 import random
 import string
+import subprocess
+import sys
 import threading
+import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -194,8 +198,39 @@ def test_daemon_answers_a_1000_letter_word_and_the_next_ping(tmp_path: Path) -> 
         assert replies[2]["result"]["count"] == 0, replies[2]
         assert replies[3]["result"]["isError"] is False, replies[3]
         assert replies[4] == {"jsonrpc": "2.0", "id": 4, "result": {}}
-        # Unbounded, one such search took the daemon's memory up by ~700 MB (issue 13).
+        # Unbounded, these two searches took the daemon past 500 MiB (and `skillsd search` 7 GiB).
         peak = _peak_rss_bytes(daemon.proc.pid)
         assert peak < DAEMON_MAX_PEAK_RSS, f"daemon peak RSS {peak / 2**20:.0f} MiB"
     finally:
         daemon.kill()
+
+
+def _run_measured(args: list[str], cwd: Path, environ: dict[str, str]) -> tuple[int, bytes, int]:
+    """Run a command; its exit status, stdout and peak RSS in bytes (from ``wait4``, which
+    reports that child alone). Killed and failed after TIMEOUT seconds."""
+    out = cwd / "measured.out"
+    with out.open("wb") as sink:
+        proc = subprocess.Popen(args, cwd=cwd, env=environ, stdout=sink, stderr=sink)
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            proc.kill()
+            os.wait4(proc.pid, 0)
+            raise AssertionError(f"{args} still running after {TIMEOUT} s")
+        time.sleep(0.02)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+    return proc.returncode, out.read_bytes(), usage.ru_maxrss * 1024
+
+
+def test_cli_search_answers_a_1000_letter_word(tmp_path: Path) -> None:
+    tree = make_project(tmp_path)
+    word = "".join(random.Random(3).choices(string.ascii_lowercase, k=1000))
+    status, output, peak = _run_measured(
+        [sys.executable, "-m", "skillsd", "search", word], tree["project"], daemon_env(tree)
+    )
+    assert status == 0, output
+    assert output.decode().splitlines()[-1] == "0 match(es)"
+    assert peak < DAEMON_MAX_PEAK_RSS, f"skillsd search peaked at {peak / 2**20:.0f} MiB"
