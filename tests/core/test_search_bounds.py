@@ -17,11 +17,12 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
+from skillsd.core.name_distance import closest_names
 from skillsd.core.search import SearchIndex
-from skillsd_protocol.messages import SearchResult
 from tests.core.skill_fixtures import make_skill
 from tests.daemon.daemon_harness import StdioDaemon, request
 from tests.daemon.skill_tree import daemon_env, make_project, write_skill
@@ -75,10 +76,13 @@ def _catalog(n: int = 2000) -> SearchIndex:
 INDEX = _catalog()
 
 
-def _bounded(run: Callable[[], SearchResult]) -> SearchResult:
+T = TypeVar("T")
+
+
+def _bounded(run: Callable[[], T]) -> T:
     """``run()`` in a daemon thread: its result, or a failure if it outlasts TIMEOUT or
     allocates more than MAX_PEAK_BYTES at its peak."""
-    box: list[SearchResult | BaseException] = []
+    box: list[T | BaseException] = []
 
     def work() -> None:
         try:
@@ -94,7 +98,7 @@ def _bounded(run: Callable[[], SearchResult]) -> SearchResult:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert not worker.is_alive(), f"search still running after {TIMEOUT} s"
+    assert not worker.is_alive(), f"still running after {TIMEOUT} s"
     assert peak < MAX_PEAK_BYTES, f"one query peaked at {peak / 2**20:.0f} MiB"
     (outcome,) = box
     if isinstance(outcome, BaseException):
@@ -156,6 +160,17 @@ def test_only_the_first_64_distinct_words_of_a_query_count() -> None:
     assert index.search(" ".join([*filler, "zz", "last"])).count == 0
     # Repeated words are one word: they do not use up the budget.
     assert index.search(" ".join(["w1"] * 200 + ["last"])).count == 1
+
+
+def test_did_you_mean_is_bounded_for_long_names() -> None:
+    # Lenient mode keeps names over 64 characters; from a small alphabet, no cheap filter
+    # tells them apart, and each full comparison of 1 000 characters took ~0.3 s.
+    rng = random.Random(9)
+    long_names = ["".join(rng.choices("abc", k=1000)) for _ in range(50)]
+    query = "".join(rng.choices("abc", k=1000))
+    assert _bounded(lambda: closest_names(query, long_names)) == []
+    name64 = "".join(rng.choices(string.ascii_lowercase, k=64))
+    assert closest_names(_typo(name64), [name64, "deploy"]) == [name64]
 
 
 # -- through the real daemon ----------------------------------------------------------------------
