@@ -33,6 +33,7 @@ from bench.daemon_probes import (
     prepare_d_warm,
     prepare_d_warm_scope,
     prepare_ping,
+    prepare_spawn,
 )
 
 #: How each ``ping`` server is named in the tables.
@@ -83,6 +84,20 @@ CONTENDERS: dict[str, Contender] = {
         Contender("d_commands", "daemon: skills.commands p50", prepare_d_commands, metric="p50"),
         Contender("d_invoke", "daemon: skills.invoke p50", prepare_d_invoke, metric="p50"),
         Contender("d_rss", "daemon: peak RSS holding the catalog", prepare_d_rss, "value", "MB"),
+        Contender(
+            "spawn_ping",
+            "daemon: spawn -> first ping answered",
+            prepare_spawn(floor=False),
+            metric="p50",
+            whole_corpus=False,
+        ),
+        Contender(
+            "spawn_floor",
+            "floor: spawn -> exit of python -c pass",
+            prepare_spawn(floor=True),
+            metric="p50",
+            whole_corpus=False,
+        ),
         *(_ping_contender(server, burst=False) for server in ("skillsd", "mcp", "floor")),
         *(_ping_contender(server, burst=True) for server in ("skillsd", "mcp")),
     )
@@ -185,6 +200,12 @@ CASES: tuple[Case, ...] = (
             Target("d_commands", "at_most", 0.005, "issue 15"),
             Target("d_invoke", "at_most", 0.005, "issue 15"),
         ),
+    ),
+    Case(
+        "startup",
+        ("spawn_ping", "spawn_floor"),
+        (Target("spawn_ping", "at_most", 0.150, "issue 16"),),
+        once=True,
     ),
     Case("daemon_memory", ("d_rss",), (Target("d_rss", "at_most", 80, "SPEC 12"),)),
 )

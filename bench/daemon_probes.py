@@ -10,6 +10,7 @@ its answer (the client's decoding of a large answer is not timed).
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import threading
 import time
@@ -230,12 +231,20 @@ INVOKES_PER_RUN = 200
 def prepare_d_commands(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
     """``skills.commands`` round trips: every skill of the corpus is a slash command."""
     peer, _listing = shared_skillsd(corpus, opts)
+    _seconds, first = peer.request("skills.commands")
+    count = len(msgspec.json.decode(first)["result"]["commands"])
+    detail = f"{count:,} commands, answer {len(first) / 1e6:.1f} MB"
 
     def commands(_n: int) -> tuple[float, bool]:
         seconds, line = peer.request("skills.commands")
         return seconds, b'"commands":[]' not in line
 
-    return Prepared(lambda: latencies(range(20), commands))
+    def run() -> Outcome:
+        outcome = latencies(range(20), commands)
+        outcome.detail = detail
+        return outcome
+
+    return Prepared(run)
 
 
 def prepare_d_invoke(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
@@ -253,6 +262,33 @@ def prepare_d_invoke(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
         return seconds, b'"result"' in line
 
     return Prepared(lambda: latencies(picked, invoke))
+
+
+#: Spawns per run of the start-up contenders.
+SPAWNS_PER_RUN = 10
+
+
+def prepare_spawn(floor: bool) -> Prepare:
+    """Spawn to the answer of the first ``ping`` (what an editor that starts the daemon on
+    demand waits for), or, as the floor, spawn to exit of ``python -c pass``."""
+
+    def prepare(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+        def once() -> tuple[float, bool]:
+            if floor:
+                started = time.perf_counter()
+                ok = subprocess.run([sys.executable, "-c", "pass"], check=False).returncode == 0
+                return time.perf_counter() - started, ok
+            started = time.perf_counter()
+            peer = spawn_isolated(opts.serve_command, corpus, opts)
+            try:
+                _seconds, line = peer.request("ping")
+                return time.perf_counter() - started, b'"result":{}' in line
+            finally:
+                peer.close()
+
+        return Prepared(lambda: latencies(range(SPAWNS_PER_RUN), lambda _n: once()))
+
+    return prepare
 
 
 def prepare_d_rss(corpus: Corpus, opts: argparse.Namespace) -> Prepared:

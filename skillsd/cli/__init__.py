@@ -15,7 +15,29 @@ from skillsd_protocol import PROTOCOL_VERSION
 _COMMAND_MODULES = ("validate", "catalog", "run", "enable", "trust", "daemon", "doctor", "ui")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: The module that adds each command: a command imports only its own module, so ``serve``
+#: answers its first ``ping`` without importing the catalog machinery the other commands use.
+#: ``tests/test_first_hour_cli.py`` checks it against what the modules register.
+COMMAND_OWNERS = {
+    "validate": "validate",
+    "list": "catalog",
+    "search": "catalog",
+    "show": "catalog",
+    "prompt": "catalog",
+    "schema": "catalog",
+    "run": "run",
+    "enable": "enable",
+    "disable": "enable",
+    "trust": "trust",
+    "serve": "daemon",
+    "proxy": "daemon",
+    "doctor": "doctor",
+    "ui": "ui",
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser for ``command`` (only its module is imported), or for every command."""
     parser = argparse.ArgumentParser(
         prog="skillsd", description="Agent Skills runtime: discover, validate, search, load."
     )
@@ -26,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the version and exit",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in _COMMAND_MODULES:
+    owner = COMMAND_OWNERS.get(command or "")
+    for name in _COMMAND_MODULES if owner is None else (owner,):
         try:
             module = importlib.import_module(f"skillsd.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -38,8 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(command)
+    args = parser.parse_args(words)
     try:
         status: int = args.func(args)
     except KeyboardInterrupt:

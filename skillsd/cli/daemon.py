@@ -87,7 +87,7 @@ def _serve(args: argparse.Namespace) -> int:
     prepare_daemon_process()
     from skillsd.daemon.app import build_router
 
-    router = build_router()
+    router = build_router(deferred=True)
     if args.socket is None:
         if args.idle_timeout is not None:
             print("skillsd serve: --idle-timeout needs --socket", file=sys.stderr)

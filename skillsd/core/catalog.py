@@ -190,8 +190,8 @@ class Catalog:
 
     def slash_commands(self) -> list[Command]:
         """``skills.commands``: enabled user-invocable skills and the command files no enabled
-        skill hides, sorted by name."""
-        return self.derived("commands", lambda: command_list(self.skills, self.commands.files))
+        skill hides, sorted by name (built on each call: the daemon keeps its encoded answer)."""
+        return command_list(self.skills, self.commands.files)
 
     def grants_need_trust(self, skill: SkillMetadata) -> bool:
         """Whether ``skill``'s ``allowed-tools`` count only while the repository is trusted: it

@@ -48,6 +48,9 @@ WATCH_DEBOUNCE_SECONDS = 0.1
 #: After the file watcher's thread died, how long to stat-validate before restarting it (doubled
 #: after each death in a row, up to a minute, so a watcher that keeps dying cannot spin).
 WATCH_RESTART_SECONDS = 1.0
+#: File times can be this coarse (FAT, some network filesystems): a file modified this long
+#: before a scan began may still have changed after it.
+MTIME_SLACK_SECONDS = 2.0
 #: Bytes of LSP-style headers (``Content-Length: ...``) read before a header block is refused.
 MAX_HEADER_BYTES = 8 * 1024
 #: Responses queued for a client that does not read; past this the connection is dropped.

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from skillsd.core.catalog import Catalog
 from skillsd.core.discovery import nearest_existing_ancestor
 
-__all__ = ["WatchPlan", "watch_plan"]
+__all__ = ["WatchPlan", "changed_since", "watch_plan"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,3 +74,17 @@ def watch_plan(catalog: Catalog) -> WatchPlan:
         ancestors_of_missing=frozenset(ancestors),
         roots=tuple(roots),
     )
+
+
+def changed_since(plan: WatchPlan, catalog: Catalog, since: float) -> list[str]:
+    """The watched directories and ``SKILL.md`` files modified at or after ``since`` (seconds
+    since the epoch): what may have changed between a scan and its watches being in place. A
+    ``stat`` each, nothing kept (a rescan would hold a second catalog at its peak)."""
+    stale = []
+    for path in (*plan.directories, *catalog.by_real_path, *catalog.errors_by_real_path):
+        try:
+            if os.stat(path).st_mtime >= since:
+                stale.append(path)
+        except OSError:
+            stale.append(path)  # gone (or unreadable) since: the refresh finds out what
+    return stale

@@ -1,7 +1,9 @@
 """Assembly: the one place the daemon's router is built, and the event-loop runner.
 
 Every transport gets its handlers from `build_router`, so a new handler module is wired in
-with one line here.
+with one line here. A spawned daemon defers the skill methods: the lifecycle methods answer at
+once while a thread imports the catalog machinery (half the start-up time), and a skill request
+that comes first waits for it.
 """
 
 from __future__ import annotations
@@ -15,11 +17,14 @@ import sys
 import threading
 import time
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from skillsd.daemon import handlers, lifecycle
-from skillsd.daemon.endpoint import Router
-from skillsd.daemon.services import Services
+from skillsd.daemon import lifecycle
+from skillsd.daemon.endpoint import RequestContext, Router
+from skillsd_protocol import METHODS
+
+if TYPE_CHECKING:
+    from skillsd.daemon.services import Services
 
 __all__ = ["TEST_HOOKS_ENV", "build_router", "run"]
 
@@ -34,18 +39,71 @@ _WORKER_PREFIX = "skillsd-worker"
 _WORKER_JOIN_SECONDS = 1.0
 
 
-def build_router(services: Services | None = None) -> Router:
+def build_router(services: Services | None = None, *, deferred: bool = False) -> Router:
     """The router with every method the daemon serves.
 
     ``services`` is the daemon-wide state (catalog cache, sessions, ...) handed to handler
-    modules' ``register(router, services)``.
+    modules' ``register(router, services)``. ``deferred``: the skill methods are stand-ins until
+    a thread has imported and built them (see the module docstring).
     """
     router = Router()
     lifecycle.register(router)
-    handlers.register(router, services or Services.create())
+    if deferred and services is None:
+        _defer_skill_methods(router)
+    else:
+        router.adopt(_skill_methods(services))
     if hooks := os.environ.get(TEST_HOOKS_ENV):
         _load_module(hooks).register(router)
     return router
+
+
+def _skill_methods(services: Services | None = None) -> Router:
+    """A router holding the skill, session and tool methods."""
+    from skillsd.daemon import handlers
+    from skillsd.daemon.services import Services
+
+    router = Router()
+    handlers.register(router, services or Services.create())
+    return router
+
+
+#: What the skill methods send; declared up front so ``initialize`` lists it before they load.
+_DEFERRED_NOTIFICATIONS = ("skills.changed",)
+
+
+def _defer_skill_methods(router: Router) -> None:
+    loaded: concurrent.futures.Future[Router] = concurrent.futures.Future()
+
+    def load() -> None:
+        try:
+            loaded.set_result(_skill_methods())
+        except BaseException as exc:  # each skill request reports it
+            loaded.set_exception(exc)
+
+    async def stand_in(method: str, params: Any, ctx: RequestContext) -> Any:
+        real = await asyncio.wrap_future(loaded)
+        router.adopt(real)  # later requests go straight to the real handlers
+        handler = real.get(method)
+        assert handler is not None, method
+        if handler.mode == "thread":
+            return await asyncio.to_thread(handler.fn, params, ctx)
+        if handler.mode == "inline":
+            return handler.fn(params, ctx)
+        return await handler.fn(params, ctx)
+
+    for method in METHODS:
+        if router.get(method) is None:
+            router.add(method, _bind(stand_in, method))
+    for notification in _DEFERRED_NOTIFICATIONS:
+        router.emits(notification)
+    threading.Thread(target=load, name="skillsd-load", daemon=True).start()
+
+
+def _bind(fn: Any, method: str) -> Any:
+    async def bound(params: Any, ctx: RequestContext) -> Any:
+        return await fn(method, params, ctx)
+
+    return bound
 
 
 def _load_module(path: str) -> Any:

@@ -18,6 +18,7 @@ import asyncio
 import functools
 import logging
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -28,7 +29,7 @@ from skillsd.core.config import Config
 from skillsd.core.discovery import RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.search import SearchIndex
-from skillsd.core.watch_plan import WatchPlan, watch_plan
+from skillsd.core.watch_plan import WatchPlan, changed_since, watch_plan
 from skillsd.daemon.watcher import Subscription, WatchService
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
 
@@ -70,6 +71,8 @@ class CachedCatalog:
     verify: bool = False
     #: Replaced by a newer entry (a config edit): its watches must go.
     retired: bool = False
+    #: When the scan behind ``catalog`` began (seconds since the epoch).
+    scanned_at: float = 0.0
     building: asyncio.Future[Catalog] | None = None
     listeners: set[Listener] = field(default_factory=set)
     #: The search index of ``catalog`` (built on first search, off the event loop).
@@ -201,8 +204,10 @@ class CatalogCache:
         entry.building = loop.create_future()
         if progress is not None:
             progress(f"Scanning {len(entry.plan.roots)} skill roots", 0.0)
+        scanned_at = time.time()
         try:
             catalog = await asyncio.to_thread(self._build, entry, previous, pending)
+            entry.scanned_at = scanned_at
             entry.catalog = catalog
             entry.building.set_result(catalog)
         except BaseException as exc:
@@ -249,12 +254,17 @@ class CatalogCache:
                 if catalog is None:
                     return
                 added = await asyncio.to_thread(self._rewatch, entry, catalog)
-                if added and entry.mode == "watching":
-                    # Changes made between the scan and these watches went unseen: look again
-                    # once things are quiet (parses are reused; the generation only grows if
-                    # something changed). Requests meanwhile get the catalog as it is.
-                    entry.pending, entry.verify = None, True
-                    self._settle_later(entry)
+                if added and entry.mode == "watching" and entry.watched is not None:
+                    # Changes made between the scan and these watches went unseen: what was
+                    # modified since the scan began is refreshed once things are quiet.
+                    # Requests meanwhile get the catalog as it is.
+                    since = entry.scanned_at - limits.MTIME_SLACK_SECONDS
+                    stale = await asyncio.to_thread(changed_since, entry.watched, catalog, since)
+                    if stale:
+                        if entry.pending is not None:
+                            entry.pending.update(stale)
+                        entry.verify = True
+                        self._settle_later(entry)
                 if not entry.rewatch_again:
                     return
         except asyncio.CancelledError:

@@ -17,6 +17,11 @@ log = logging.getLogger(__name__)
 _M_MMAP_THRESHOLD = -3
 #: Allocations at least this big get their own mapping, returned to the OS when freed.
 _MMAP_THRESHOLD_BYTES = 256 * 1024
+#: glibc's ``mallopt`` parameter number for the most malloc arenas.
+_M_ARENA_MAX = -8
+#: One arena per thread that allocates (the scan and the watch setup run in worker threads)
+#: left each holding its own high-water mark; two arenas keep that memory shared.
+_ARENA_MAX = 2
 
 
 def prepare_daemon_process() -> None:
@@ -27,6 +32,8 @@ def prepare_daemon_process() -> None:
     * glibc raises its mmap threshold after the first large free, so later multi-megabyte
       ``skills.list`` replies come from the heap and stay resident after they are sent; a
       fixed threshold keeps them in mappings that are unmapped on free.
+    * glibc gives each allocating thread an arena of its own; capped at two, the worker
+      threads' allocations reuse each other's freed memory.
     """
     if "ssl" not in sys.modules and "asyncio" not in sys.modules:
         sys.modules["ssl"] = None  # type: ignore[assignment]
@@ -36,5 +43,7 @@ def prepare_daemon_process() -> None:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         if not libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_BYTES):
             log.debug("mallopt(M_MMAP_THRESHOLD) was refused")
+        if not libc.mallopt(_M_ARENA_MAX, _ARENA_MAX):
+            log.debug("mallopt(M_ARENA_MAX) was refused")
     except (OSError, AttributeError) as exc:  # not glibc (musl, ...): nothing to tune
         log.debug("cannot tune the allocator: %s", exc)

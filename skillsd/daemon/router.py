@@ -123,6 +123,11 @@ class Router:
 
         return decorate
 
+    def adopt(self, other: Router) -> None:
+        """Take ``other``'s handlers (replacing stand-ins of the same names) and notifications."""
+        self._handlers.update(other._handlers)
+        self._emitted |= other._emitted
+
     def emits(self, notification: str) -> None:
         """Declare a server->client notification (listed by ``initialize``)."""
         self._emitted.add(notification)

@@ -113,11 +113,9 @@ def _stop_watcher(params: Params, ctx: RequestContext) -> Empty:
     """Stop the file watcher's reader thread, as if it had died."""
     import threading
 
-    from watchdog.observers.inotify_c import InotifyFD
-
     for thread in threading.enumerate():
-        if isinstance(thread, InotifyFD):
-            thread.stop()
+        if thread.name == "skillsd-watcher":
+            thread.stop()  # type: ignore[attr-defined]
             thread.join(timeout=5)
     return Empty()
 
