@@ -26,13 +26,16 @@ from bench.daemon_probes import (
     prepare_d_changed,
     prepare_d_cold,
     prepare_d_commands,
+    prepare_d_delta,
     prepare_d_invoke,
+    prepare_d_prompt_query,
     prepare_d_relist,
     prepare_d_rss,
     prepare_d_search,
     prepare_d_warm,
     prepare_d_warm_scope,
     prepare_ping,
+    prepare_quality,
     prepare_spawn,
 )
 
@@ -73,6 +76,7 @@ CONTENDERS: dict[str, Contender] = {
             whole_corpus=False,
         ),
         Contender("d_relist", "daemon: skills.list after 1 edit", prepare_d_relist),
+        Contender("d_delta", "daemon: skills.list {sinceGeneration} after 1 edit", prepare_d_delta),
         Contender(
             "d_changed",
             "daemon: edit -> skills.changed p50",
@@ -83,6 +87,28 @@ CONTENDERS: dict[str, Contender] = {
         Contender("d_search", "daemon: skills.search p50", prepare_d_search, metric="p50"),
         Contender("d_commands", "daemon: skills.commands p50", prepare_d_commands, metric="p50"),
         Contender("d_invoke", "daemon: skills.invoke p50", prepare_d_invoke, metric="p50"),
+        Contender(
+            "d_prompt_query",
+            "daemon: skills.prompt, query + 2% of 200k tokens, p50",
+            prepare_d_prompt_query,
+            metric="p50",
+        ),
+        Contender(
+            "quality_query",
+            "expected skill keeps its description: with query (%)",
+            prepare_quality(with_query=True),
+            "value",
+            "%",
+            whole_corpus=False,
+        ),
+        Contender(
+            "quality_plain",
+            "expected skill keeps its description: without query (%)",
+            prepare_quality(with_query=False),
+            "value",
+            "%",
+            whole_corpus=False,
+        ),
         Contender("d_rss", "daemon: peak RSS holding the catalog", prepare_d_rss, "value", "MB"),
         Contender(
             "spawn_ping",
@@ -193,6 +219,16 @@ CASES: tuple[Case, ...] = (
     ),
     Case("daemon_changed", ("d_changed",), (Target("d_changed", "at_most", 0.3, "SPEC 12"),)),
     Case("daemon_search", ("d_search",), (Target("d_search", "at_most", 0.005, "SPEC 12"),)),
+    Case(
+        "daemon_delta",
+        ("d_warm", "d_delta"),
+        (Target("d_delta", "at_most", 0.005, "issue 16"),),
+    ),
+    Case(
+        "daemon_prompt",
+        ("d_prompt_query", "quality_query", "quality_plain"),
+        (Target("d_prompt_query", "at_most", 0.020, "issue 16"),),
+    ),
     Case(
         "daemon_commands",
         ("d_commands", "d_invoke"),

@@ -10,6 +10,7 @@ its answer (the client's decoding of a large answer is not timed).
 from __future__ import annotations
 
 import argparse
+import random
 import subprocess
 import sys
 import threading
@@ -176,6 +177,102 @@ def prepare_d_relist(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
         return outcome
 
     return Prepared(run, before_each=edit, cleanup=editor.restore)
+
+
+def prepare_d_delta(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.list {sinceGeneration}`` after one SKILL.md was saved and ``skills.changed``
+    came (SPEC 17): the answer must be a delta naming exactly the edited skill."""
+    peer, listing = shared_skillsd(corpus, opts)
+    skill = _valid_skill(listing, 0.45)
+    editor = OneEdit(skill["path"])
+    state: dict[str, Any] = {"since": None}
+
+    def edit() -> None:
+        peer.notifications.clear()
+        state["since"] = msgspec.json.decode(peer.request("skills.list")[1])["result"]["generation"]
+        editor.edit()
+        try:
+            peer.wait_notification("skills.changed", CHANGED_TIMEOUT)
+        except TimeoutError:
+            state["since"] = None
+
+    def run() -> Outcome:
+        if state["since"] is None:
+            return Outcome.counted(0, 1, problem="no skills.changed after the edit")
+        seconds, line = peer.request("skills.list", {"sinceGeneration": state["since"]})
+        delta = msgspec.json.decode(line)["result"].get("delta")
+        if delta is None or [s["id"] for s in delta["changed"]] != [skill["id"]]:
+            return Outcome.counted(0, 1, seconds=seconds, problem=f"not the one edit: {delta}")
+        return Outcome.counted(1, seconds=seconds, detail=f"answer {len(line) / 1e3:.0f} kB")
+
+    return Prepared(run, before_each=edit, cleanup=editor.restore)
+
+
+#: The prompt budget of the relevance cases: 2 % of a 200 000-token context (as Codex sizes it).
+PROMPT_BUDGET = {"contextWindow": 200_000, "percent": 2}
+#: (query, expected skill) pairs of the quality figure.
+QUALITY_PAIRS = 20
+
+
+def _quality_pairs(listing: dict[str, Any], seed: int) -> list[tuple[str, str]]:
+    """``QUALITY_PAIRS`` (query, expected skill name) pairs: a skill whose name is unique, and
+    four words of its description, as a user would put the task."""
+    rng = random.Random(seed)
+    counts = Counter(s["name"] for s in listing["skills"])
+    unique = sorted(
+        (s for s in listing["skills"] if counts[s["name"]] == 1 and len(s["description"]) > 40),
+        key=lambda s: s["id"],
+    )
+    pairs = []
+    for skill in rng.sample(unique, QUALITY_PAIRS):
+        words = [w.strip(".,;:") for w in skill["description"].split() if len(w) > 3]
+        pairs.append((" ".join(rng.sample(words, min(4, len(words)))), skill["name"]))
+    return pairs
+
+
+def _described(text: str, name: str) -> bool:
+    marker = f"<name>{name}</name>"
+    at = text.find(marker)
+    return at >= 0 and text.find("<description>", at) == at + len(marker) + len("\n    ")
+
+
+def prepare_d_prompt_query(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.prompt`` with a ``query`` and a 2 % budget of a 200k context, round trips over
+    the quality pairs' queries."""
+    peer, listing = shared_skillsd(corpus, opts)
+    queries = [q for q, _ in _quality_pairs(listing, corpus.seed)]
+    peer.request("skills.prompt", {"budget": PROMPT_BUDGET, "query": queries[0]})  # warm index
+
+    def prompt(query: str) -> tuple[float, bool]:
+        seconds, line = peer.request("skills.prompt", {"budget": PROMPT_BUDGET, "query": query})
+        return seconds, b'"omitted"' in line
+
+    return Prepared(lambda: latencies(queries, prompt))
+
+
+def prepare_quality(with_query: bool) -> Prepare:
+    """How often the expected skill keeps its description under the budget (percent of the
+    pairs), with the request as ``query`` or without."""
+
+    def prepare(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+        peer, listing = shared_skillsd(corpus, opts)
+        pairs = _quality_pairs(listing, corpus.seed)
+
+        def run() -> Outcome:
+            kept = 0
+            for query, name in pairs:
+                params: dict[str, Any] = {"budget": PROMPT_BUDGET}
+                if with_query:
+                    params["query"] = query
+                result = msgspec.json.decode(peer.request("skills.prompt", params)[1])["result"]
+                kept += _described(result["text"], name)
+            return Outcome.counted(
+                kept, len(pairs) - kept, value=100.0 * kept / len(pairs), operations=len(pairs)
+            )
+
+        return Prepared(run)
+
+    return prepare
 
 
 def prepare_d_changed(corpus: Corpus, opts: argparse.Namespace) -> Prepared:

@@ -128,6 +128,12 @@ SCRIPT: list[Step] = [
     ),
     Step("skills.prompt", {"format": "markdown", "maxEntries": 3}),
     Step(
+        "skills.prompt",
+        {"budget": {"tokens": 150}, "query": "fill in a PDF form", "includeLocation": False},
+        "A token budget chosen by relevance (SPEC 17): the PDF skill keeps its description, "
+        "`omitted` names the rest, and the text points the model to `skill_search`.",
+    ),
+    Step(
         "skills.mentions",
         {"text": "Use $release-notes, not $HOME; [$pdf-forms](.agents/skills/pdf-forms/SKILL.md)."},
     ),
@@ -156,6 +162,12 @@ SCRIPT: list[Step] = [
         "skills.changed",
         edit=".agents/skills/release/release-notes/SKILL.md",
         note="After `release-notes/SKILL.md` was saved (the connection had listed this cwd).",
+    ),
+    Step(
+        "skills.list",
+        {"sinceGeneration": 1, "scope": None},
+        "After `skills.changed`: only what changed since the generation the client has (SPEC "
+        "17); `errors` and `diagnostics` stay complete.",
     ),
     Step("shutdown"),  # last: after it only `exit` is accepted
 ]

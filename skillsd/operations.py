@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
+from skillsd.core import limits
 from skillsd.core.agents import (
     ResolvedSkill,
     agent_dirs,
@@ -27,7 +28,12 @@ from skillsd.core.agents import (
     resolve_agent_skills,
 )
 from skillsd.core.catalog import Catalog, build_catalog, list_result
-from skillsd.core.catalog_prompt import render_active_skills, render_catalog
+from skillsd.core.catalog_delta import DeltaIds
+from skillsd.core.catalog_prompt import (
+    render_active_skills,
+    render_catalog,
+    render_catalog_within,
+)
 from skillsd.core.commands import CommandFile
 from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import Root, RootPlan, compute_roots
@@ -46,6 +52,7 @@ from skillsd.core.model_tools import (
 )
 from skillsd.core.name_distance import closest_names
 from skillsd.core.permissions import SKILL_LOAD, Check, Policy, evaluate, skill_load_rule
+from skillsd.core.prompt_budget import budget_tokens, paths_matcher
 from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session
@@ -61,11 +68,13 @@ from skillsd_protocol.errors import (
     SkillNotFoundData,
 )
 from skillsd_protocol.messages import (
+    MAX_QUERY_CHARS,
     AgentDefinition,
     AgentLoadError,
     AgentsGetParams,
     AgentsGetResult,
     AgentsListResult,
+    CatalogDelta,
     CatalogInfo,
     CommandsParams,
     CommandsResult,
@@ -264,13 +273,28 @@ def gate_load(
 
 
 def list_skills(
-    view: OperationView, params: ListParams, *, state_problem: Diagnostic | None = None
+    view: OperationView,
+    params: ListParams,
+    *,
+    state_problem: Diagnostic | None = None,
+    delta: DeltaIds | None = None,
 ) -> ListResult:
-    """``skills.list``: the catalog, plus the state file's problem if there is one."""
+    """``skills.list``: the catalog, plus the state file's problem if there is one. With the
+    ``delta`` since the client's ``sinceGeneration`` (when the daemon still knows it), the
+    changed skills instead of all of them (SPEC 17); a ``scope`` filter or ``includeDisabled:
+    false`` always gets the full list."""
     result = list_result(view.catalog, scope=params.scope, include_disabled=params.include_disabled)
     result.trusted = view.trusted
     if state_problem is not None:
         result.diagnostics = [*result.diagnostics, state_problem]
+    if delta is not None and params.scope is None and params.include_disabled:
+        by_id = view.catalog.by_id
+        result.skills = []
+        result.delta = CatalogDelta(
+            added=[by_id[i] for i in delta.added],
+            changed=[by_id[i] for i in delta.changed],
+            removed=delta.removed,
+        )
     return result
 
 
@@ -283,12 +307,17 @@ def search(
 ) -> SearchResult:
     """``skills.search`` over ``index`` (built from the view's skills) with the config's limits;
     ``disabled_ids`` are skills the view disables that the index still lists."""
+    # The wire rejects these at decode time; the CLI builds params directly.
     if not params.query.strip():
-        # The wire rejects a blank query at decode time; the CLI builds params directly.
         raise SkillsdError(
             "the query is empty: `skillsd list` shows every skill", InvalidParamsData(field="query")
         )
-    limits = view.config.search
+    if len(params.query) > MAX_QUERY_CHARS:
+        raise SkillsdError(
+            f"the query is longer than {MAX_QUERY_CHARS} characters",
+            InvalidParamsData(field="query"),
+        )
+    config = view.config.search
     return index.search(
         params.query,
         limit=params.limit,
@@ -297,8 +326,8 @@ def search(
         cwd=view.cwd,
         disabled_ids=disabled_ids,
         include_disabled=params.include_disabled,
-        default_limit=limits.default_limit,
-        max_limit=limits.max_limit,
+        default_limit=config.default_limit,
+        max_limit=config.max_limit,
     )
 
 
@@ -330,9 +359,23 @@ def read_file(
     return read_resource(skill.dir, params.file, offset=params.offset, length=params.length)
 
 
-def prompt(view: OperationView, params: PromptParams) -> PromptResult:
+def _within_budget(params: PromptParams) -> bool:
+    """Whether the request uses SPEC 17's budget rendering."""
+    return (
+        params.budget is not None
+        or params.query is not None
+        or params.active_files is not None
+        or params.max_description_chars is not None
+    )
+
+
+def prompt(
+    view: OperationView, params: PromptParams, index: SearchIndex | None = None
+) -> PromptResult:
     """``skills.prompt``: the catalog for a system prompt, or (``active``) the session's loaded
-    skills re-rendered; unset budgets come from the config."""
+    skills re-rendered; unset budgets come from the config. With a token budget, a ``query``
+    (ranked by ``index``, built here when not given), active files or a description cap, the
+    skills kept are chosen by relevance (SPEC 17)."""
     budget = view.config.prompt
     fmt = params.format or budget.format
     max_entries = params.max_entries if params.max_entries is not None else budget.max_entries
@@ -349,12 +392,49 @@ def prompt(view: OperationView, params: PromptParams) -> PromptResult:
         return render_active_skills(
             loaded, format=fmt, max_entries=max_entries, max_bytes=params.max_bytes
         )
-    return render_catalog(
-        view.catalog.skills,
+    skills = view.catalog.skills
+    max_bytes = params.max_bytes if params.max_bytes is not None else budget.max_bytes
+    if not _within_budget(params):
+        return render_catalog(
+            skills,
+            format=fmt,
+            max_entries=max_entries,
+            max_bytes=max_bytes,
+            include_location=params.include_location,
+        )
+    tokens = budget_tokens(params.budget) if params.budget is not None else None
+    if tokens is not None:
+        max_bytes = tokens * 4  # the estimate is bytes / 4, rounded up
+    matched: list[str] = []
+    hidden: frozenset[str] = frozenset()
+    if params.active_files is not None:
+        matches = paths_matcher(params.active_files, view.catalog.root)
+        with_paths = [s for s in skills if s.host is not None and s.host.paths]
+        matched = [s.id for s in with_paths if matches(s)]
+        hidden = frozenset(s.id for s in with_paths) - set(matched)
+    relevant: list[str] = []
+    if params.query is not None and params.query.strip():
+        index = index or SearchIndex(skills)
+        # Past the first few hundred, relevance no longer decides who keeps a description
+        # within any budget a prompt has: catalog order does.
+        most = limits.PROMPT_RELEVANCE_HITS
+        ranked = index.search(
+            params.query, limit=most, cwd=view.cwd, default_limit=most, max_limit=most
+        )
+        relevant = [hit.skill.id for hit in ranked.results]
+    return render_catalog_within(
+        skills,
         format=fmt,
-        max_entries=max_entries,
-        max_bytes=params.max_bytes if params.max_bytes is not None else budget.max_bytes,
         include_location=params.include_location,
+        max_bytes=max_bytes,
+        max_entries=params.max_entries,
+        max_description_chars=(
+            params.max_description_chars
+            if params.max_description_chars is not None
+            else limits.PROMPT_DESCRIPTION_CHARS
+        ),
+        priority=[*matched, *relevant],
+        hidden=hidden,
     )
 
 

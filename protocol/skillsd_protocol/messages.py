@@ -29,6 +29,14 @@ ToolStyle = Literal["default", "swiftagent", "tavernkit"]
 TrustSource = Literal["state", "config", "default"]
 
 
+#: Text naming a file, folder or skill: no NUL (no file system name holds one; SPEC 18).
+PathText = Annotated[str, msgspec.Meta(pattern=r"^[^\x00]*$")]
+#: A session id: at most 256 characters, no NUL (SPEC 18).
+SessionId = Annotated[str, msgspec.Meta(max_length=256, pattern=r"^[^\x00]*$")]
+#: An operating-system process id.
+ProcessId = Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)]
+
+
 class Meta(Wire, kw_only=True):
     """The optional ``_meta`` member of params (LSP style)."""
 
@@ -44,9 +52,9 @@ class Params(Wire, kw_only=True):
 class RefParams(Params, kw_only=True):
     """A skill reference: ``path`` (dir or SKILL.md) > ``id`` > ``name``."""
 
-    path: str | None = None
-    id: str | None = None
-    name: str | None = None
+    path: PathText | None = None
+    id: PathText | None = None
+    name: PathText | None = None
 
 
 class Empty(Wire, kw_only=True):
@@ -65,8 +73,8 @@ class InitializeParams(Params, kw_only=True):
     protocol_version: str | None = None
     client_info: ClientInfo | None = None
     capabilities: dict[str, Any] | None = None
-    process_id: int | None = None
-    extra_roots: list[str] | None = None
+    process_id: ProcessId | None = None
+    extra_roots: list[PathText] | None = None
 
 
 class ServerInfo(Wire, kw_only=True):
@@ -103,12 +111,23 @@ class ProgressParams(Wire, kw_only=True):
 
 
 class ListParams(Params, kw_only=True):
-    cwd: str | None = None
+    cwd: PathText | None = None
     force_reload: bool = False
     scope: Scope | None = None
     include_disabled: bool = True
-    extra_roots: list[str] | None = None
-    session_id: str | None = None
+    extra_roots: list[PathText] | None = None
+    session_id: SessionId | None = None
+    #: The generation the client already has: the answer is a ``delta`` from it when the
+    #: daemon still holds the changes since (SPEC 17).
+    since_generation: Annotated[int, msgspec.Meta(ge=0)] | None = None
+
+
+class CatalogDelta(Wire, kw_only=True):
+    """What changed since ``sinceGeneration``: skills added and changed (whole), ids removed."""
+
+    added: list[SkillMetadata]
+    changed: list[SkillMetadata]
+    removed: list[str]
 
 
 class ListResult(Wire, kw_only=True):
@@ -121,19 +140,23 @@ class ListResult(Wire, kw_only=True):
     #: Whether the user trusts the cwd's repository root (SPEC 15); always sent by this
     #: daemon (None only from a peer that predates workspace trust).
     trusted: bool | None = None
+    #: With ``sinceGeneration`` the daemon still covers: the changes (``skills`` is empty).
+    delta: CatalogDelta | None = None
 
 
 #: A search query: something to search for (an empty or blank one is ``-32602`` naming it).
-NonBlankQuery = Annotated[str, msgspec.Meta(pattern=r"\S")]
+#: The longest search query (SPEC 18: search cost stays bounded for any query allowed).
+MAX_QUERY_CHARS = 1000
+NonBlankQuery = Annotated[str, msgspec.Meta(pattern=r"\S", max_length=MAX_QUERY_CHARS)]
 
 
 class SearchParams(Params, kw_only=True):
     query: NonBlankQuery
-    cwd: str | None = None
+    cwd: PathText | None = None
     limit: int | None = None
     scope: Scope | None = None
     tags: list[str] | None = None
-    session_id: str | None = None
+    session_id: SessionId | None = None
     #: Also return disabled skills (``enabled: false``), for a UI where they can be re-enabled.
     include_disabled: bool = False
 
@@ -151,8 +174,8 @@ class SearchResult(Wire, kw_only=True):
 
 
 class LoadParams(RefParams, kw_only=True):
-    cwd: str | None = None
-    session_id: str | None = None
+    cwd: PathText | None = None
+    session_id: SessionId | None = None
     force: bool = False
     format: LoadFormat | None = None
 
@@ -172,8 +195,8 @@ class LoadResult(Wire, kw_only=True):
 
 
 class CommandsParams(Params, kw_only=True):
-    cwd: str | None = None
-    session_id: str | None = None
+    cwd: PathText | None = None
+    session_id: SessionId | None = None
 
 
 class Command(Wire, kw_only=True):
@@ -200,8 +223,8 @@ class InvokeParams(RefParams, kw_only=True):
 
     command: str | None = None
     arguments: str | None = None
-    cwd: str | None = None
-    session_id: str | None = None
+    cwd: PathText | None = None
+    session_id: SessionId | None = None
     format: LoadFormat | None = None
 
 
@@ -227,8 +250,8 @@ class InvokeResult(Wire, kw_only=True):
 
 
 class UnloadParams(RefParams, kw_only=True):
-    session_id: str
-    cwd: str | None = None
+    session_id: SessionId
+    cwd: PathText | None = None
 
 
 class UnloadResult(Wire, kw_only=True):
@@ -237,9 +260,9 @@ class UnloadResult(Wire, kw_only=True):
 
 
 class ReadFileParams(RefParams, kw_only=True):
-    file: str
-    cwd: str | None = None
-    session_id: str | None = None
+    file: PathText
+    cwd: PathText | None = None
+    session_id: SessionId | None = None
     offset: int = 0
     length: int | None = None
 
@@ -254,7 +277,7 @@ class ReadFileResult(Wire, kw_only=True):
 
 
 class ValidateParams(Params, kw_only=True):
-    path: str
+    path: PathText
     mode: Mode | None = None
 
 
@@ -266,23 +289,41 @@ class ValidateResult(Wire, kw_only=True):
 
 class SetEnabledParams(RefParams, kw_only=True):
     enabled: bool
-    cwd: str | None = None
+    cwd: PathText | None = None
     persist: EnablePersist = "user"
-    session_id: str | None = None
+    session_id: SessionId | None = None
 
 
 class SetEnabledResult(Wire, kw_only=True):
     skill: SkillMetadata
 
 
+class PromptBudget(Wire, kw_only=True):
+    """A token budget: ``tokens``, or ``percent`` (default 2) of ``contextWindow``. Tokens are
+    estimated as UTF-8 bytes / 4, rounded up (SPEC 17)."""
+
+    tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    context_window: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    percent: Annotated[float, msgspec.Meta(gt=0, le=100)] = 2.0
+
+
 class PromptParams(Params, kw_only=True):
-    cwd: str | None = None
-    session_id: str | None = None
+    cwd: PathText | None = None
+    session_id: SessionId | None = None
     format: CatalogFormat | None = None
     max_entries: int | None = None
     max_bytes: int | None = None
     include_location: bool = True
     active: bool = False
+    #: Replaces ``maxBytes`` when given.
+    budget: PromptBudget | None = None
+    #: The longest description (``whenToUse`` included) of an entry; default 1536.
+    max_description_chars: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    #: Files the user is working on (absolute, or relative to the repo root): a skill with
+    #: ``paths`` is shown only while one matches.
+    active_files: list[PathText] | None = None
+    #: The user's request: over budget, the skills most relevant to it keep their place.
+    query: Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)] | None = None
 
 
 class PromptResult(Wire, kw_only=True):
@@ -291,12 +332,17 @@ class PromptResult(Wire, kw_only=True):
     total: int
     truncated: bool
     bytes: int
+    #: The token estimate for ``text`` (UTF-8 bytes / 4, rounded up).
+    tokens: int | None = None
+    #: Enabled, model-invocable skills not shown (catalog order), when a budget, a query,
+    #: active files or a description cap was given.
+    omitted: list[str] | None = None
 
 
 class MentionsParams(Params, kw_only=True):
     text: str
-    cwd: str | None = None
-    session_id: str | None = None
+    cwd: PathText | None = None
+    session_id: SessionId | None = None
 
 
 class MentionError(Wire, kw_only=True):
@@ -337,8 +383,8 @@ class ToolsListResult(Wire, kw_only=True):
 class ToolsCallParams(Params, kw_only=True):
     name: str
     arguments: dict[str, Any] = msgspec.field(default_factory=dict)
-    session_id: str | None = None
-    cwd: str | None = None
+    session_id: SessionId | None = None
+    cwd: PathText | None = None
 
 
 class PermissionPrompt(Wire, kw_only=True):
@@ -356,23 +402,23 @@ class ToolsCallResult(Wire, kw_only=True):
 
 
 class SessionOpenParams(Params, kw_only=True):
-    cwd: str | None = None
-    session_id: str | None = None
-    extra_roots: list[str] | None = None
+    cwd: PathText | None = None
+    session_id: SessionId | None = None
+    extra_roots: list[PathText] | None = None
 
 
 class SessionOpenResult(Wire, kw_only=True):
-    session_id: str
+    session_id: SessionId
     cwd: str
     resumed: bool
 
 
 class SessionCloseParams(Params, kw_only=True):
-    session_id: str
+    session_id: SessionId
 
 
 class SessionCompactedParams(Params, kw_only=True):
-    session_id: str
+    session_id: SessionId
     retain: list[str] | None = None
 
 
@@ -381,8 +427,8 @@ class SessionCompactedResult(Wire, kw_only=True):
 
 
 class InspectParams(Params, kw_only=True):
-    session_id: str | None = None
-    cwd: str | None = None
+    session_id: SessionId | None = None
+    cwd: PathText | None = None
     include_skills: bool = False
 
 
@@ -457,8 +503,8 @@ class InspectResult(Wire, kw_only=True):
 class CheckParams(Params, kw_only=True):
     tool: str
     input: str | None = None
-    session_id: str | None = None
-    cwd: str | None = None
+    session_id: SessionId | None = None
+    cwd: PathText | None = None
 
 
 class CheckResult(Wire, kw_only=True):
@@ -471,7 +517,7 @@ class CheckResult(Wire, kw_only=True):
 
 
 class RememberParams(Params, kw_only=True):
-    session_id: str
+    session_id: SessionId
     rule: str
     decision: Literal["allow", "deny"]
     persist: Persist = "session"
@@ -481,7 +527,7 @@ class RememberParams(Params, kw_only=True):
 
 
 class TrustGetParams(Params, kw_only=True):
-    cwd: str | None = None
+    cwd: PathText | None = None
 
 
 class TrustSetParams(Params, kw_only=True):
@@ -489,8 +535,8 @@ class TrustSetParams(Params, kw_only=True):
     daemon's."""
 
     trusted: bool
-    cwd: str | None = None
-    root: str | None = None
+    cwd: PathText | None = None
+    root: PathText | None = None
 
 
 # -- agents -------------------------------------------------------------------------------
@@ -512,7 +558,7 @@ class AgentLoadError(Wire, kw_only=True):
 
 
 class AgentsListParams(Params, kw_only=True):
-    cwd: str | None = None
+    cwd: PathText | None = None
 
 
 class AgentsListResult(Wire, kw_only=True):
@@ -522,7 +568,7 @@ class AgentsListResult(Wire, kw_only=True):
 
 class AgentsGetParams(Params, kw_only=True):
     name: str
-    cwd: str | None = None
+    cwd: PathText | None = None
     render: bool = False
 
 

@@ -23,7 +23,13 @@ from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.core.search import SearchIndex
 from skillsd.core.state import StateStore, default_state_path
-from skillsd_protocol.messages import ListParams, LoadParams, PromptParams, SearchParams
+from skillsd_protocol.messages import (
+    ListParams,
+    LoadParams,
+    PromptBudget,
+    PromptParams,
+    SearchParams,
+)
 from skillsd_protocol.schema import render_schema
 
 
@@ -62,6 +68,20 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-bytes", type=int)
     p.add_argument("--max-entries", type=int)
     p.add_argument("--no-location", action="store_true", help="leave skill paths out")
+    p.add_argument("--tokens", type=int, help="a token budget (replaces --max-bytes)")
+    p.add_argument(
+        "--context-window", type=int, help="budget: --percent (default 2) of this many tokens"
+    )
+    p.add_argument("--percent", type=float, default=2.0)
+    p.add_argument("--query", help="the user's request: the most relevant skills are kept")
+    p.add_argument(
+        "--active-file",
+        action="append",
+        dest="active_files",
+        metavar="PATH",
+        help="a file being worked on (skills with `paths` show only when one matches)",
+    )
+    p.add_argument("--max-description-chars", type=int)
     p.set_defaults(func=_prompt)
 
     p = subparsers.add_parser("schema", help="print the protocol's JSON Schema")
@@ -180,11 +200,20 @@ def _show(args: argparse.Namespace) -> int:
 @failing
 def _prompt(args: argparse.Namespace) -> int:
     view = catalog_view(args)
+    budget = None
+    if args.tokens is not None or args.context_window is not None:
+        budget = PromptBudget(
+            tokens=args.tokens, context_window=args.context_window, percent=args.percent
+        )
     params = PromptParams(
         format=args.format,
         max_entries=args.max_entries,
         max_bytes=args.max_bytes,
         include_location=not args.no_location,
+        budget=budget,
+        query=args.query,
+        active_files=args.active_files,
+        max_description_chars=args.max_description_chars,
     )
     result = ops.prompt(view, params)
     if args.json:

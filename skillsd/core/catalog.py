@@ -276,7 +276,10 @@ class Catalog:
 
     def _resolve_path(self, path: str) -> SkillMetadata:
         absolute = os.path.join(self.plan.cwd, os.path.expanduser(path))
-        real = os.path.realpath(absolute)
+        try:
+            real = os.path.realpath(absolute)
+        except OSError:  # a link on the way changed while being resolved: no skill there
+            real = absolute
         candidates = (real, os.path.join(real, SKILL_FILE))
         for candidate in candidates:
             skill = self.by_real_path.get(candidate)

@@ -19,6 +19,9 @@ Budget (``maxEntries`` skills, ``maxBytes`` UTF-8 bytes of the whole text), appl
 
 Whenever anything was cut the result has ``truncated: true`` and the text says so and points the
 model to the ``skill_search`` tool.
+
+With a token budget, a query, active files or a description cap (SPEC 17),
+:func:`render_catalog_within` renders what :mod:`skillsd.core.prompt_budget` keeps instead.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Final, Literal
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import model_description
+from skillsd.core.prompt_budget import choose_entries, estimate_tokens
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import CatalogFormat, PromptResult
 
@@ -38,6 +42,7 @@ __all__ = [
     "clean_text",
     "render_active_skills",
     "render_catalog",
+    "render_catalog_within",
     "xml_attr",
     "xml_text",
 ]
@@ -316,6 +321,83 @@ def render_catalog(
         else:
             hi = mid - 1
     return done(bare[:lo], "none")
+
+
+def _omitted_notice(omitted: int, names_only: bool) -> str | None:
+    parts = []
+    if omitted:
+        parts.append(f"{omitted} more skill{'s are' if omitted != 1 else ' is'} not listed here.")
+    if names_only:
+        parts.append("Some skills are listed by name only.")
+    if not parts:
+        return None
+    parts.append("Use the skill_search tool to find skills and see what they are for.")
+    return " ".join(parts)
+
+
+def render_catalog_within(
+    skills: Sequence[SkillMetadata],
+    *,
+    format: CatalogFormat = DEFAULT_CATALOG_FORMAT,
+    include_location: bool = True,
+    max_bytes: int | None,
+    max_entries: int | None = None,
+    max_description_chars: int = limits.PROMPT_DESCRIPTION_CHARS,
+    priority: Sequence[str] = (),
+    hidden: frozenset[str] = frozenset(),
+) -> PromptResult:
+    """The enabled, model-invocable ``skills`` within ``max_bytes`` (SPEC 17): ids in
+    ``priority`` are considered first, ``hidden`` ones (``paths`` that match no active file)
+    are left out; each kept skill has its description (cut to ``max_description_chars``) or
+    its name alone, printed in catalog order. ``omitted`` names the rest."""
+    fmt = _formatter(format, include_location)
+    candidates = [s for s in skills if s.enabled and s.invocation.model]
+    shown = [s for s in candidates if s.id not in hidden]
+    position = {s.id: i for i, s in enumerate(shown)}
+    cut: dict[int, str] = {}  # only the entries the walk reaches are ever described
+
+    def description(i: int) -> str:
+        text = cut.get(i)
+        if text is None:
+            text = cut[i] = _cut(_one_line(model_description(shown[i])), max_description_chars)
+        return text
+
+    # Room for the entries once the longest notice this catalog can need is in place.
+    reserve = _omitted_notice(len(candidates), names_only=True)
+    frame_bytes = _size(fmt.head(reserve)) + _size(fmt.tail(reserve))
+    room = (
+        max_bytes - frame_bytes
+        if max_bytes is not None
+        else sum(_size(fmt.entry(s, description(i))) for i, s in enumerate(shown))
+    )
+    choice = choose_entries(
+        len(shown),
+        [position[i] for i in priority if i in position],
+        full_size=lambda i: _size(fmt.entry(shown[i], description(i))),
+        name_size=lambda i: _size(fmt.entry(shown[i], None)),
+        room=max(room, 0),
+        most=max_entries,
+    )
+    kept = sorted(choice.kept)
+    entries = [
+        fmt.entry(shown[i], description(i) if choice.kept[i] == "full" else None) for i in kept
+    ]
+    kept_ids = {shown[i].id for i in kept}
+    omitted = [s.name for s in candidates if s.id not in kept_ids]
+    names_only = any(state == "name" for state in choice.kept.values())
+    notice = _omitted_notice(len(omitted), names_only)
+    text = fmt.head(notice) + "".join(entries) + fmt.tail(notice) if candidates else ""
+    if max_bytes is not None and _size(text) > max_bytes:
+        text = ""  # not even the frame fits the budget
+    return PromptResult(
+        text=text,
+        shown=len(kept) if text else 0,
+        total=len(candidates),
+        truncated=bool(omitted) or names_only,
+        bytes=_size(text),
+        tokens=estimate_tokens(text),
+        omitted=omitted,
+    )
 
 
 def render_active_skills(

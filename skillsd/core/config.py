@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 import platformdirs
@@ -49,12 +49,19 @@ class _Table(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=
     pass
 
 
+#: Numbers a config may hold (SPEC 18: out of range is an invalid config naming the key).
+_Depth = Annotated[int, msgspec.Meta(ge=0, le=1_000)]
+_Count = Annotated[int, msgspec.Meta(ge=1, le=10_000_000)]
+_Bytes = Annotated[int, msgspec.Meta(ge=0, le=1 << 30)]
+_Entries = Annotated[int, msgspec.Meta(ge=0, le=1_000_000)]
+
+
 class DiscoveryConfig(_Table, frozen=True):
     auto: bool = True
     compat_roots: bool = True
     markers: tuple[str, ...] = DEFAULT_MARKERS
-    max_depth: int = limits.DEFAULT_MAX_DEPTH
-    max_dirs: int = limits.DEFAULT_MAX_DIRS
+    max_depth: _Depth = limits.DEFAULT_MAX_DEPTH
+    max_dirs: _Count = limits.DEFAULT_MAX_DIRS
 
 
 class RootsConfig(_Table, frozen=True):
@@ -62,14 +69,14 @@ class RootsConfig(_Table, frozen=True):
 
 
 class PromptConfig(_Table, frozen=True):
-    max_entries: int = limits.DEFAULT_PROMPT_MAX_ENTRIES
-    max_bytes: int = limits.DEFAULT_PROMPT_MAX_BYTES
+    max_entries: _Entries = limits.DEFAULT_PROMPT_MAX_ENTRIES
+    max_bytes: _Bytes = limits.DEFAULT_PROMPT_MAX_BYTES
     format: Literal["xml", "codelia", "attributes", "markdown"] = "xml"
 
 
 class SearchConfig(_Table, frozen=True):
-    default_limit: int = limits.DEFAULT_SEARCH_LIMIT
-    max_limit: int = limits.MAX_SEARCH_LIMIT
+    default_limit: _Count = limits.DEFAULT_SEARCH_LIMIT
+    max_limit: _Count = limits.MAX_SEARCH_LIMIT
 
 
 class Config(_Table, frozen=True):

@@ -388,7 +388,13 @@ def skill_from_listing(
             if name == OPENAI_YAML_DIR and entry.is_dir():
                 host_key = _host_file_key(os.path.join(directory, OPENAI_YAML))
                 subdirs = _SUBDIRS[(*subdirs, name)]
-    real_path = os.path.realpath(md.path) if md.is_symlink() else _join(real_dir, SKILL_FILE)
+    try:
+        real_path = os.path.realpath(md.path) if md.is_symlink() else _join(real_dir, SKILL_FILE)
+    except OSError:  # the link changed while being resolved
+        diagnostics.append(
+            _diag("discovery.vanished", f"{md.path}: file vanished during the scan", md.path)
+        )
+        return None
     if real_path == md.path:
         real_path = md.path  # one string, not two equal ones, for 10 000 skills
     return FoundSkill(

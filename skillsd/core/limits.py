@@ -95,3 +95,15 @@ MAX_COMMAND_DEPTH = 6
 MAX_CONFIG_FILE_BYTES = 1024 * 1024
 #: Largest state file read (``state.json``: disabled skills and remembered permissions).
 MAX_STATE_FILE_BYTES = 16 * 1024 * 1024
+
+#: Sessions a daemon keeps (SPEC 18); past it the least recently used one no live connection
+#: holds is dropped.
+MAX_SESSIONS = 4096
+
+#: SPEC 17: the default cap on a prompt entry's description plus its ``whenToUse``.
+PROMPT_DESCRIPTION_CHARS = 1536
+
+#: Change sets a live catalog keeps for ``skills.list {sinceGeneration}`` (SPEC 17: at least 64).
+DELTA_HISTORY = 64
+#: The search hits that decide, by relevance, which skills a budgeted prompt keeps first.
+PROMPT_RELEVANCE_HITS = 300

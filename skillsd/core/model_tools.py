@@ -20,7 +20,7 @@ from skillsd_protocol.errors import (
     PermissionRequiredData,
     SessionNotFoundData,
 )
-from skillsd_protocol.messages import ReadFileResult, SearchResult, ToolDefinition
+from skillsd_protocol.messages import MAX_QUERY_CHARS, ReadFileResult, SearchResult, ToolDefinition
 
 Operation = Literal["search", "load", "read_file", "list"]
 
@@ -39,7 +39,10 @@ _File = Annotated[
 
 
 class SearchArgs(_Args):
-    query: Annotated[str, msgspec.Meta(description="Words describing the task or skill.")]
+    query: Annotated[
+        str,
+        msgspec.Meta(max_length=MAX_QUERY_CHARS, description="Words describing the task or skill."),
+    ]
     limit: (
         Annotated[int, msgspec.Meta(ge=1, description="How many results (default 8).")] | None
     ) = None

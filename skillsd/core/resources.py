@@ -225,7 +225,10 @@ def read_resource(
         raise SkillsdError(
             f"skill directory {skill_dir} no longer exists", ResourceNotFoundData(file=file)
         ) from None
-    real = os.path.realpath(os.path.join(real_root, *parts))
+    try:
+        real = os.path.realpath(os.path.join(real_root, *parts))
+    except OSError:  # a link in the path changed while it was being resolved
+        raise _refuse(file, "changed while being opened") from None
     if real == real_root:
         raise _refuse(file, "is a directory, not a file")
     if not _inside(real, real_root):

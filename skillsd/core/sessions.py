@@ -7,11 +7,12 @@ reference-counted grants from loaded skills' ``allowed-tools``.
 from __future__ import annotations
 
 import uuid
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.errors import SessionNotFoundData
@@ -119,29 +120,60 @@ class Session:
 
 
 class SessionStore:
-    """All open sessions of a daemon (shared by every connection, so a session can resume)."""
+    """All open sessions of a daemon (shared by every connection, so a session can resume).
 
-    def __init__(self) -> None:
-        self._sessions: dict[str, Session] = {}
+    At most ``cap`` are kept (SPEC 18). Opening one more drops the least recently used session
+    that no live connection holds (:meth:`hold`); when every session is held, the least
+    recently used of all goes, so no client can grow the table without end.
+    """
+
+    def __init__(self, cap: int = limits.MAX_SESSIONS) -> None:
+        self.cap = cap
+        #: Least recently used first.
+        self._sessions: OrderedDict[str, Session] = OrderedDict()
+        #: Session id -> how many live connections hold it.
+        self._holders: Counter[str] = Counter()
 
     def open(
         self, session_id: str | None, cwd: str, extra_roots: tuple[str, ...] = ()
     ) -> tuple[Session, bool]:
         """Open (or resume) a session; an unknown ``session_id`` creates that session."""
         if session_id is not None and session_id in self._sessions:
+            self._sessions.move_to_end(session_id)
             return self._sessions[session_id], True
         session = Session(id=session_id or uuid.uuid4().hex, cwd=cwd, extra_roots=extra_roots)
+        while len(self._sessions) >= self.cap:
+            self._drop_one()
         self._sessions[session.id] = session
         return session, False
 
+    def _drop_one(self) -> None:
+        victim = next((sid for sid in self._sessions if not self._holders[sid]), None)
+        if victim is None:
+            victim = next(iter(self._sessions))
+        self._sessions.pop(victim).close()
+        self._holders.pop(victim, None)
+
+    def hold(self, session_id: str) -> None:
+        """A live connection uses ``session_id`` (until :meth:`release`)."""
+        self._holders[session_id] += 1
+
+    def release(self, session_id: str) -> None:
+        if self._holders[session_id] > 1:
+            self._holders[session_id] -= 1
+        else:
+            self._holders.pop(session_id, None)
+
     def get(self, session_id: str) -> Session:
         try:
-            return self._sessions[session_id]
+            session = self._sessions[session_id]
         except KeyError:
             raise SkillsdError(
                 f"No open session {session_id!r}: open it with session.open first.",
                 SessionNotFoundData(session_id=session_id),
             ) from None
+        self._sessions.move_to_end(session_id)
+        return session
 
     def close(self, session_id: str) -> list[str]:
         """Close a session; its grants are revoked (returned) and its memory dropped."""

@@ -148,7 +148,10 @@ class TreeWalk:
                 if depth >= self.max_depth:
                     self.depth_hit = True
                     continue
-                child_real = os.path.realpath(entry.path) if link else _join(real, name)
+                try:
+                    child_real = os.path.realpath(entry.path) if link else _join(real, name)
+                except OSError:
+                    continue  # the link changed while being resolved: gone for this walk
                 if child_real in self.visited:
                     continue  # a loop, or a directory already reached another way
                 self.visited.add(child_real)

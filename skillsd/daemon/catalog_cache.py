@@ -25,6 +25,7 @@ from typing import Literal, Protocol
 
 from skillsd.core import limits
 from skillsd.core.catalog import Catalog, build_catalog, diff_catalogs, refresh_catalog
+from skillsd.core.catalog_delta import ChangeHistory, DeltaIds
 from skillsd.core.config import Config
 from skillsd.core.discovery import RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
@@ -73,6 +74,18 @@ class CachedCatalog:
     retired: bool = False
     #: When the scan behind ``catalog`` began (seconds since the epoch).
     scanned_at: float = 0.0
+    #: The change sets behind ``skills.list {sinceGeneration}`` (from the first catalog on).
+    history: ChangeHistory | None = None
+    #: This entry replaced another (a config edit): generations it did not number are unknown.
+    replaced_other: bool = False
+
+    def delta_since(self, generation: int) -> DeltaIds | None:
+        """What changed since ``generation`` of this entry's catalog, when still known."""
+        catalog, history = self.catalog, self.history
+        if catalog is None or history is None:
+            return None
+        return history.since(generation, catalog.generation, catalog.by_id)
+
     building: asyncio.Future[Catalog] | None = None
     listeners: set[Listener] = field(default_factory=set)
     #: The search index of ``catalog`` (built on first search, off the event loop).
@@ -136,6 +149,7 @@ class CatalogCache:
             for old_key in [k for k in self._entries if k[:2] == key[:2]]:
                 old = self._entries.pop(old_key)
                 entry.listeners |= old.listeners
+                entry.replaced_other = True
                 self._retire(old)
             self._entries[key] = entry
         return entry
@@ -222,8 +236,15 @@ class CatalogCache:
             self._rewatch_soon(entry)
         if progress is not None:
             progress(f"{len(catalog.skills)} skills, {len(catalog.errors)} invalid", 100.0)
+        if previous is None or entry.history is None:
+            # A catalog built from scratch numbers generations from 1 again: a client's
+            # generation from before (this entry's, or the one it replaced) means nothing now.
+            renumbered = entry.history is not None or entry.replaced_other
+            entry.history = ChangeHistory(catalog.generation + (1 if renumbered else 0))
         if previous is not None:
             diff = diff_catalogs(previous, catalog)
+            if catalog.generation > previous.generation:
+                entry.history.record(catalog.generation, diff.added, diff.changed, diff.removed)
             # Also when only errors[] or diagnostics[] changed (a new broken SKILL.md): SPEC 9.
             if diff or catalog.generation > previous.generation:
                 self._announce(entry, catalog, diff.added, diff.removed, diff.changed)

@@ -390,6 +390,8 @@ class Connection:
         self.listens_for_catalogs = False
         #: What closes the connection when the client's ``processId`` exits (``initialize``).
         self.parent_watch: Stoppable | None = None
+        #: Sessions this connection opened or resumed (kept over others at the session cap).
+        self.held_sessions: set[str] = set()
 
     # -- transport side --------------------------------------------------------------------
 

@@ -112,7 +112,9 @@ async def _list(svc: Services, params: ListParams, ctx: RequestContext) -> ListR
         force=params.force_reload,
         listener=_listening(svc, ctx),
     )
-    return ops.list_skills(view.seen, params, state_problem=svc.state.problem)
+    since = params.since_generation
+    delta = view.entry.delta_since(since) if since is not None else None
+    return ops.list_skills(view.seen, params, state_problem=svc.state.problem, delta=delta)
 
 
 async def _commands(svc: Services, params: CommandsParams, ctx: RequestContext) -> Encoded:
@@ -163,7 +165,10 @@ def _validate(params: ValidateParams, ctx: RequestContext) -> ValidateResult:
 
 async def _prompt(svc: Services, params: PromptParams, ctx: RequestContext) -> PromptResult:
     view = await _view(svc, ctx, params)
-    return await svc.run_file_op(ops.prompt, view.seen, params)
+    index = None
+    if params.query is not None and not params.active:
+        index, _disabled = await svc.search_index(view)  # the cached one: relevance ranking
+    return await svc.run_file_op(ops.prompt, view.seen, params, index)
 
 
 async def _mentions(svc: Services, params: MentionsParams, ctx: RequestContext) -> MentionsResult:
@@ -179,7 +184,20 @@ async def _session_open(
 ) -> SessionOpenResult:
     cwd = await asyncio.to_thread(ops.session_cwd, svc.cwd, params.cwd)
     session, resumed = svc.sessions.open(params.session_id, cwd, tuple(params.extra_roots or ()))
+    conn = ctx.connection
+    if session.id not in conn.held_sessions:
+        # Held while this connection lives: the session cap drops unheld sessions first.
+        if not conn.held_sessions:
+            conn.add_close_callback(partial(_release_sessions, svc, conn))
+        conn.held_sessions.add(session.id)
+        svc.sessions.hold(session.id)
     return SessionOpenResult(session_id=session.id, cwd=session.cwd, resumed=resumed)
+
+
+def _release_sessions(svc: Services, conn: Connection) -> None:
+    for session_id in conn.held_sessions:
+        svc.sessions.release(session_id)
+    conn.held_sessions.clear()
 
 
 async def _session_close(svc: Services, params: SessionCloseParams, ctx: RequestContext) -> Empty:

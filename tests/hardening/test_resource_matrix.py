@@ -120,6 +120,8 @@ def client(world: dict[str, Any]) -> Client:
 
 REFUSED = "path_not_allowed"
 MISSING = "resource_not_found"
+#: Refused at the protocol boundary (SPEC 18: a NUL where a path goes is -32602).
+INVALID = "invalid params"
 
 TRAVERSAL = [
     # `..` in every position and spelling
@@ -139,8 +141,8 @@ TRAVERSAL = [
     ("references\\a.md", REFUSED),
     ("\\etc\\passwd", REFUSED),
     # NUL truncation
-    ("references/a.md\x00.png", REFUSED),
-    ("\x00", REFUSED),
+    ("references/a.md\x00.png", INVALID),
+    ("\x00", INVALID),
     # directories, however named
     ("dir", REFUSED),
     ("dir/", REFUSED),
@@ -184,7 +186,9 @@ TRAVERSAL = [
 def test_read_file_matrix(client: Client, file: str, outcome: str) -> None:
     reply = client.raw("skills.readFile", {"name": "matrix", "file": file, "cwd": client.cwd})
     assert SECRET not in str(reply)
-    if outcome in (REFUSED, MISSING):
+    if outcome == INVALID:
+        assert reply["error"]["code"] == -32602 and "$.file" in reply["error"]["message"]
+    elif outcome in (REFUSED, MISSING):
         error = reply.get("error")
         assert error is not None, reply
         assert error["data"]["kind"] == outcome, error

@@ -26,10 +26,12 @@ from skillsd_client._errors import (
     RequestTimeout,
     RpcError,
 )
+from skillsd_client._mirror import CatalogMirror
 from skillsd_client._sync_client import Client, SyncNotificationStream
 
 __all__ = [
     "AsyncClient",
+    "CatalogMirror",
     "Client",
     "ClientError",
     "ConnectError",

@@ -80,6 +80,13 @@ export interface CancelParams {
   id: string | number | null;
 }
 
+/** What changed since `sinceGeneration`: skills added and changed (whole), ids removed. */
+export interface CatalogDelta {
+  added: SkillMetadata[];
+  changed: SkillMetadata[];
+  removed: string[];
+}
+
 export interface CatalogInfo {
   cwd: string;
   /** @default [] */
@@ -385,10 +392,14 @@ export interface ListParams {
   scope?: "extra" | "repo" | "user" | null;
   /** @default null */
   sessionId?: string | null;
+  /** @default null */
+  sinceGeneration?: number | null;
 }
 
 export interface ListResult {
   cwd: string;
+  /** @default null */
+  delta?: CatalogDelta | null;
   diagnostics: Diagnostic[];
   errors: SkillLoadError[];
   generation: number;
@@ -536,11 +547,28 @@ export interface ProgressValue {
   percentage?: number | null;
 }
 
+/**
+ * A token budget: `tokens`, or `percent` (default 2) of `contextWindow`. Tokens are
+ * estimated as UTF-8 bytes / 4, rounded up (SPEC 17).
+ */
+export interface PromptBudget {
+  /** @default null */
+  contextWindow?: number | null;
+  /** @default 2 */
+  percent?: number;
+  /** @default null */
+  tokens?: number | null;
+}
+
 export interface PromptParams {
   /** @default null */
   _meta?: Meta | null;
   /** @default false */
   active?: boolean;
+  /** @default null */
+  activeFiles?: string[] | null;
+  /** @default null */
+  budget?: PromptBudget | null;
   /** @default null */
   cwd?: string | null;
   /** @default null */
@@ -550,15 +578,23 @@ export interface PromptParams {
   /** @default null */
   maxBytes?: number | null;
   /** @default null */
+  maxDescriptionChars?: number | null;
+  /** @default null */
   maxEntries?: number | null;
+  /** @default null */
+  query?: string | null;
   /** @default null */
   sessionId?: string | null;
 }
 
 export interface PromptResult {
   bytes: number;
+  /** @default null */
+  omitted?: string[] | null;
   shown: number;
   text: string;
+  /** @default null */
+  tokens?: number | null;
   total: number;
   truncated: boolean;
 }

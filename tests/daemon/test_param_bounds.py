@@ -1,0 +1,180 @@
+"""Params and config values out of bounds are refused at the boundary, naming the field, and the
+daemon keeps serving (SPEC 18, issue 13 items 1, 6, 11, 13)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillsd.core.sessions import SessionStore
+from tests.daemon.daemon_harness import StdioDaemon, request
+from tests.daemon.skill_tree import daemon_env, make_project
+from tests.daemon.test_skill_methods import Client
+
+INVALID_PARAMS = -32602
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    (tmp_path / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
+    return make_project(tmp_path)
+
+
+@pytest.fixture
+def client(tree: dict[str, Path]) -> Iterator[Client]:
+    daemon = StdioDaemon(environ=daemon_env(tree))
+    try:
+        yield Client(daemon, tree["project"])
+    finally:
+        daemon.kill()
+
+
+def refused(client: Client, method: str, params: dict[str, Any], field: str) -> str:
+    reply = client.raw(method, params)
+    assert reply.get("error", {}).get("code") == INVALID_PARAMS, reply
+    message: str = reply["error"]["message"]
+    assert field in message, message
+    assert "result" in client.raw("ping")  # and the daemon keeps serving
+    return message
+
+
+def test_nul_out_of_range_and_too_long_params_are_refused_naming_the_field(
+    client: Client,
+) -> None:
+    cwd = client.cwd
+    refused(client, "skills.list", {"cwd": cwd + "\u0000x"}, "$.cwd")
+    refused(client, "skills.load", {"cwd": cwd, "path": "a\u0000b"}, "$.path")
+    refused(
+        client, "skills.readFile", {"cwd": cwd, "name": "pdf-forms", "file": "a\u0000"}, "$.file"
+    )
+    refused(client, "initialize", {"processId": 2**40}, "$.processId")
+    refused(client, "initialize", {"processId": 0}, "$.processId")
+    refused(client, "session.open", {"sessionId": "s" * 257}, "$.sessionId")
+    refused(client, "skills.search", {"cwd": cwd, "query": "a" * 1001}, "$.query")
+    # 256 characters and 1 000 characters are fine.
+    assert "result" in client.raw("session.open", {"sessionId": "s" * 256})
+    assert "result" in client.raw("skills.search", {"cwd": cwd, "query": "pdf " * 250})
+    # The model's search says what was wrong in its own words.
+    tool = client.ok("tools.call", name="skill_search", arguments={"query": "b" * 1001})
+    assert tool["isError"] is True and "1000" in tool["content"]
+
+
+def test_a_nul_extra_root_is_refused_and_breaks_nothing_after(client: Client) -> None:
+    refused(client, "initialize", {"extraRoots": ["/tmp/\u0000"]}, "$.extraRoots[0]")
+    assert {s["name"] for s in client.ok("skills.list")["skills"]} >= {"pdf-forms"}
+    refused(client, "skills.list", {"cwd": client.cwd, "extraRoots": ["x\u0000"]}, "$.extraRoots")
+
+
+def test_the_cli_refuses_a_query_over_the_limit(tree: dict[str, Path]) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "skillsd", "search", "q" * 1001],
+        cwd=tree["project"],
+        env=daemon_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert out.returncode == 2
+    assert "longer than 1000 characters" in out.stderr
+
+
+def test_config_values_out_of_range_make_the_config_invalid(tree: dict[str, Path]) -> None:
+    config = tree["project"] / ".agents" / "skillsd.toml"
+    daemon = StdioDaemon(environ=daemon_env(tree))
+    try:
+        client = Client(daemon, tree["project"])
+        for text, key in (
+            ("[discovery]\nmaxDepth = -1\n", "discovery.maxDepth"),
+            ("[prompt]\nmaxBytes = -5\n", "prompt.maxBytes"),
+            ("[search]\ndefaultLimit = 0\n", "search.defaultLimit"),
+        ):
+            config.write_text(text)
+            error = client.err("skills.list")
+            assert error["data"]["kind"] == "invalid_config", error
+            assert key in error["message"] and os.fspath(config) in error["message"]
+        config.write_text("[discovery]\nmaxDepth = 3\n")
+        assert client.ok("skills.list")["skills"]
+    finally:
+        daemon.kill()
+
+
+def test_sessions_are_capped_dropping_the_least_recently_used_unheld_one() -> None:
+    store = SessionStore(cap=3)
+    for sid in ("a", "b", "c"):
+        store.open(sid, "/")
+    store.hold("a")  # a live connection uses it
+    store.get("b")  # b is now more recent than c
+    store.open("d", "/")
+    assert sorted(store._sessions) == ["a", "b", "d"]  # c went: oldest not held
+    store.open("e", "/")
+    assert sorted(store._sessions) == ["a", "d", "e"]
+    store.hold("d")
+    store.hold("e")
+    store.open("f", "/")  # all held: the oldest of all goes
+    assert sorted(store._sessions) == ["d", "e", "f"]
+    store.release("d")
+    store.open("g", "/")
+    assert "d" not in store._sessions and len(store) == 3
+
+
+def test_the_daemon_keeps_at_most_4096_sessions(client: Client) -> None:
+    total = 4096 + 50
+    client.daemon.send(
+        b"".join(request(f"o{n}", "session.open", {"sessionId": f"s-{n}"}) for n in range(total))
+    )
+    seen = 0
+    while seen < total:
+        message = client.daemon.reader.message()
+        if str(message.get("id", "")).startswith("o"):
+            assert "result" in message, message
+            seen += 1
+    # This connection holds them all: the oldest went; the newest are there.
+    assert client.raw("context.inspect", {"sessionId": f"s-{total - 1}"}).get("result")
+    gone = client.raw("context.inspect", {"sessionId": "s-0"})
+    assert gone["error"]["data"]["kind"] == "session_not_found"
+
+
+def test_a_file_swapped_for_a_symlink_during_read_file_is_refused_not_an_internal_error(
+    client: Client, tree: dict[str, Path]
+) -> None:
+    target = tree["pdf"] / "references" / "fields.md"
+    outside = tree["tmp"] / "outside.md"
+    outside.write_text("secret\n")
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            link = target.with_suffix(".tmp")
+            link.unlink(missing_ok=True)
+            link.symlink_to(outside)
+            os.replace(link, target)
+            target.unlink()
+            target.write_text("# Fields\n")
+
+    swapper = threading.Thread(target=swap)
+    swapper.start()
+    kinds: set[str] = set()
+    try:
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            reply = client.raw(
+                "skills.readFile",
+                {"cwd": client.cwd, "name": "pdf-forms", "file": "references/fields.md"},
+            )
+            if "error" in reply:
+                assert reply["error"]["code"] != -32603, reply
+                kinds.add(reply["error"]["data"]["kind"])
+            else:
+                assert reply["result"]["content"] != "secret\n"
+    finally:
+        stop.set()
+        swapper.join()
+    assert kinds <= {"path_not_allowed", "resource_not_found"}
