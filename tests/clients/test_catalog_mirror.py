@@ -61,6 +61,9 @@ def test_delta_added_changed_removed_and_full_list_fallbacks(tree: dict[str, Pat
             # A generation the daemon never had, or a filtered list: the full list.
             future = await client.list_skills(since_generation=delta_list.generation + 5)
             assert future.delta is None and future.skills
+            # Older than the history reaches (here: before the first catalog): the full list.
+            ancient = await client.list_skills(since_generation=0)
+            assert ancient.delta is None and ancient.skills
             scoped = await client.list_skills(since_generation=first.generation, scope="repo")
             assert scoped.delta is None and scoped.skills
 
