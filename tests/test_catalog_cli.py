@@ -4,30 +4,18 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from skillsd_protocol.schema import render_schema
-from tests.daemon.skill_tree import daemon_env, make_project
+from tests.daemon.skill_tree import make_project
+from tests.daemon.skill_tree import run_cli as run
 
 
 @pytest.fixture
 def tree(tmp_path: Path) -> dict[str, Path]:
     return make_project(tmp_path)
-
-
-def run(tree: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillsd", *args],
-        cwd=tree["project"],
-        env=daemon_env(tree),
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
 
 
 def test_list_human_and_json(tree: dict[str, Path]) -> None:

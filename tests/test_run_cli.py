@@ -4,8 +4,6 @@ subprocesses on a copy of the Claude Code-style fixture project; `--json` matche
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import msgspec
@@ -14,6 +12,7 @@ import pytest
 from skillsd_protocol.messages import CommandsResult, InvokeResult
 from tests.daemon.daemon_harness import StdioDaemon
 from tests.daemon.skill_tree import daemon_env
+from tests.daemon.skill_tree import run_cli as run
 from tests.daemon.test_skill_methods import Client
 from tests.fixtures.host_project import copy_host_project
 
@@ -22,17 +21,6 @@ from tests.fixtures.host_project import copy_host_project
 def tree(tmp_path: Path) -> dict[str, Path]:
     project = copy_host_project(tmp_path)
     return {"tmp": tmp_path, "project": project, "home": tmp_path / "home"}
-
-
-def run(tree: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillsd", *args],
-        cwd=tree["project"],
-        env=daemon_env(tree),
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
 
 
 def test_run_substitutes_shell_split_arguments(tree: dict[str, Path]) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.daemon.daemon_harness import env
@@ -68,3 +70,18 @@ def daemon_env(tree: dict[str, Path], **extra: str) -> dict[str, str]:
     for var in ("SKILLSD_ROOT", "AGENT_SKILLS_PATH"):
         result.pop(var, None)
     return result
+
+
+def run_cli(
+    tree: dict[str, Path], *args: str, cwd: Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``skillsd ARGS`` as a user runs it: a subprocess in ``cwd`` (default: the project) with
+    the tree's isolated environment, output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "skillsd", *args],
+        cwd=cwd or tree["project"],
+        env=daemon_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -8,7 +8,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 
 from tests.daemon.daemon_harness import StdioDaemon, request
 from tests.daemon.skill_tree import daemon_env, make_project, write_skill
+from tests.daemon.skill_tree import run_cli as run_cli_in
 from tests.daemon.test_policy_methods import Daemons
 from tests.daemon.test_policy_methods import configure as user_config
 from tests.daemon.test_skill_methods import Client
@@ -343,14 +343,7 @@ def test_the_state_file_is_never_torn_when_the_daemon_is_killed_mid_write(
 
 
 def run_cli(tree: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillsd", *args],
-        cwd=tree["sub"],
-        env=daemon_env(tree),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli_in(tree, *args, cwd=tree["sub"])
 
 
 def test_cli_trust_and_doctor_show_what_is_withheld(tree: dict[str, Path]) -> None:
