@@ -181,6 +181,21 @@ class Catalog:
             else:  # reached through a symlink (the folder or the SKILL.md itself)
                 yield os.path.realpath(found.dir), found.subdirs
 
+    def watches_like(self, other: Catalog) -> bool:
+        """Whether this catalog is watched exactly like ``other``: the same folders walked and
+        the same skill folders (a refresh that only re-read files)."""
+        if (
+            self.walked is not other.walked
+            or self.commands.walked != other.commands.walked
+            or self._entries.keys() != other._entries.keys()
+        ):
+            return False
+        theirs = other._entries
+        return all(
+            entry is theirs[real] or entry.found.subdirs == theirs[real].found.subdirs
+            for real, entry in self._entries.items()
+        )
+
     def derived(self, key: str, build: Callable[[], _T]) -> _T:
         """``build()``, once per catalog under ``key``: for answers derived from this exact
         catalog that many requests share (treat them as read-only, like the rest)."""

@@ -232,7 +232,12 @@ class CatalogCache:
             entry.building = None
         if self._watch is None:
             entry.mode, entry.reason = "stat", "file watching disabled"
-        else:
+        elif (
+            previous is None
+            or entry.watched is None
+            or entry.mode != "watching"
+            or not catalog.watches_like(previous)
+        ):
             self._rewatch_soon(entry)
         if progress is not None:
             progress(f"{len(catalog.skills)} skills, {len(catalog.errors)} invalid", 100.0)

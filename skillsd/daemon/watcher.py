@@ -237,8 +237,10 @@ class WatchService:
                 except (FileNotFoundError, NotADirectoryError):
                     missing.append(directory)
                 except OSError as exc:
-                    if failure is None:
-                        failure = f"cannot watch {directory}: {exc.strerror or exc}"
+                    # Out of watches or not allowed: the rest would fail alike (and cost a
+                    # system call each); the catalog is stat-validated instead.
+                    failure = f"cannot watch {directory}: {exc.strerror or exc}"
+                    break
             sub.failure = failure
         if missing:
             # Vanished between the scan and now: the next rebuild recomputes the directories.
