@@ -12,7 +12,17 @@ from skillsd_protocol import PROTOCOL_VERSION
 
 #: Modules under ``skillsd.cli`` that add subcommands; each has ``register(subparsers)`` and
 #: sets ``func`` (taking the parsed args, returning the exit status) on its parsers.
-_COMMAND_MODULES = ("validate", "catalog", "run", "enable", "trust", "daemon", "doctor", "ui")
+_COMMAND_MODULES = (
+    "validate",
+    "catalog",
+    "run",
+    "enable",
+    "trust",
+    "daemon",
+    "doctor",
+    "ui",
+    "mcp",
+)
 
 
 #: The module that adds each command: a command imports only its own module, so ``serve``
@@ -33,6 +43,7 @@ COMMAND_OWNERS = {
     "proxy": "daemon",
     "doctor": "doctor",
     "ui": "ui",
+    "mcp": "mcp",
 }
 
 

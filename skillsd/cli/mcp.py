@@ -1,0 +1,57 @@
+"""``skillsd mcp``: serve the skills to MCP clients (SPEC 16), on stdio or streamable HTTP.
+
+Needs the optional extra ``skillsd[mcp]`` (the official MCP SDK); without it the command exits 2
+naming the install line. Logs go to stderr only: stdout is the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+INSTALL_HINT = "pip install 'skillsd[mcp]'"
+
+
+def register(subparsers: Any) -> None:
+    """Add ``mcp``."""
+    p = subparsers.add_parser("mcp", help="serve skills over MCP (tools, resources, prompts)")
+    p.add_argument("--cwd", help="the project whose skills to serve (default: .)")
+    p.add_argument(
+        "--http",
+        metavar="HOST:PORT",
+        help="streamable HTTP instead of stdio (HOST defaults to loopback: ':8765')",
+    )
+    p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning"))
+    p.set_defaults(func=_mcp)
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    try:
+        import mcp.server  # noqa: F401  (the SDK: an optional extra)
+    except ImportError:
+        print(
+            f"skillsd mcp: the MCP SDK is not installed; add it with: {INSTALL_HINT}",
+            file=sys.stderr,
+        )
+        return 2
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="skillsd-mcp[%(process)d] %(levelname)s %(name)s: %(message)s",
+    )
+    cwd = os.path.realpath(args.cwd or os.getcwd())
+    if not os.path.isdir(cwd):
+        print(f"skillsd mcp: --cwd {args.cwd}: not a directory", file=sys.stderr)
+        return 2
+    from skillsd.mcp_bridge.transports import serve_http, serve_stdio
+
+    if args.http is None:
+        return serve_stdio(cwd)
+    host, _, port = args.http.rpartition(":")
+    if not port.isdigit():
+        print(f"skillsd mcp: --http {args.http}: expected HOST:PORT", file=sys.stderr)
+        return 2
+    return serve_http(cwd, host or "127.0.0.1", int(port))

@@ -1,0 +1,249 @@
+"""``skillsd mcp`` driven by the official MCP Python SDK's ``ClientSession`` over stdio (SPEC 16):
+tools, ``skill://`` resources (text, binary, containment), the skills extension with digests,
+prompts from the slash commands, and change notifications from the watcher."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter
+
+from tests.daemon.skill_tree import daemon_env, write_skill
+from tests.fixtures.host_project import copy_host_project
+
+DEADLINE = 60
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    project = copy_host_project(tmp_path)
+    (tmp_path / "config.toml").write_text("")
+    assets = project / ".claude" / "skills" / "fix-issue" / "assets"
+    assets.mkdir()
+    (assets / "logo.bin").write_bytes(bytes(range(256)))
+    return {"tmp": tmp_path, "project": project, "home": tmp_path / "home"}
+
+
+@asynccontextmanager
+async def connect(
+    tree: dict[str, Path], on_note: Callable[[Any], None] | None = None
+) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skillsd", "mcp"],
+        cwd=os.fspath(tree["project"]),
+        env=daemon_env(tree),
+    )
+
+    async def handler(message: Any) -> None:
+        if on_note is not None and not isinstance(message, Exception):
+            on_note(message)
+
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write, message_handler=handler) as session,
+    ):
+        yield session
+
+
+def run(body: Callable[[], Any]) -> None:
+    async def main() -> None:
+        with anyio.fail_after(DEADLINE):
+            await body()
+
+    anyio.run(main)
+
+
+async def request(session: ClientSession, method: str, params: dict[str, Any]) -> Any:
+    return await session.send_request(
+        types.Request[dict[str, Any], str](method=method, params=params), TypeAdapter(dict)
+    )
+
+
+def test_initialize_advertises_the_skills_extension_and_tools_work(tree: dict[str, Path]) -> None:
+    async def body() -> None:
+        async with connect(tree) as session:
+            init = await session.initialize()
+            extensions = init.capabilities.extensions or {}
+            assert "io.modelcontextprotocol/skills" in extensions
+            assert init.capabilities.resources is not None
+            assert init.capabilities.resources.list_changed is True
+            tools = [t.name for t in (await session.list_tools()).tools]
+            assert tools == ["skill_search", "skill_load", "skill_read_file"]
+            found = await session.call_tool("skill_search", {"query": "fix issue"})
+            assert found.is_error is False and "fix-issue" in found.content[0].text
+            # The model never sees a user-only skill.
+            hidden = await session.call_tool("skill_search", {"query": "deploy"})
+            assert "deploy" not in hidden.content[0].text.split("\n", 1)[-1]
+            loaded = await session.call_tool("skill_load", {"name": "fix-issue"})
+            assert loaded.is_error is False and "Fix GitHub issue" in loaded.content[0].text
+            refused = await session.call_tool("skill_load", {"name": "deploy"})
+            assert refused.is_error is True
+
+    run(body)
+
+
+def test_resources_text_binary_and_containment(tree: dict[str, Path]) -> None:
+    async def body() -> None:
+        async with connect(tree) as session:
+            await session.initialize()
+            listed = (await session.list_resources()).resources
+            uris = {str(r.uri) for r in listed}
+            assert "skill://fix-issue/SKILL.md" in uris
+            assert "skill://deploy/SKILL.md" not in uris  # user-only: not the model's
+            entry = next(r for r in listed if str(r.uri) == "skill://fix-issue/SKILL.md")
+            assert entry.mime_type == "text/markdown" and entry.name == "fix-issue"
+            text = (await session.read_resource("skill://fix-issue/SKILL.md")).contents[0]
+            assert isinstance(text, types.TextResourceContents) and "name: fix-issue" in text.text
+            binary = (await session.read_resource("skill://fix-issue/assets/logo.bin")).contents[0]
+            assert isinstance(binary, types.BlobResourceContents)
+            assert base64.b64decode(binary.blob) == bytes(range(256))
+            for bad in ("skill://fix-issue/../deploy/SKILL.md", "skill://nope/SKILL.md"):
+                with pytest.raises(MCPError) as refused:
+                    await session.read_resource(bad)
+                assert refused.value.code == -32602
+
+    run(body)
+
+
+def test_skills_extension_lists_digests_and_gets(tree: dict[str, Path]) -> None:
+    async def body() -> None:
+        async with connect(tree) as session:
+            await session.initialize()
+            listed = await request(session, "skills/list", {})
+            assert listed["ttlMs"] > 0 and listed["cacheScope"]
+            by_uri = {s["uri"]: s for s in listed["skills"]}
+            fix = by_uri["skill://fix-issue/SKILL.md"]
+            assert fix["frontmatter"]["argument-hint"] == "[issue-number] [priority]"
+            skill_dir = tree["project"] / ".claude" / "skills" / "fix-issue"
+            for resource in fix["resources"]:
+                rel = resource["uri"].removeprefix("skill://fix-issue/")
+                data = (skill_dir / rel).read_bytes()
+                assert resource["digest"] == "sha256:" + hashlib.sha256(data).hexdigest()
+                assert resource["size"] == len(data)
+            assert {r["uri"] for r in fix["resources"]} >= {
+                "skill://fix-issue/SKILL.md",
+                "skill://fix-issue/assets/logo.bin",
+            }
+            got = await request(session, "skills/get", {"uri": "skill://fix-issue/SKILL.md"})
+            assert got["skill"] == fix
+            with pytest.raises(MCPError) as unknown:
+                await request(session, "skills/get", {"uri": "skill://nope/SKILL.md"})
+            assert unknown.value.code == -32602
+            folder = await request(
+                session, "resources/directory/read", {"uri": "skill://fix-issue/assets/"}
+            )
+            assert [r["uri"] for r in folder["resources"]] == ["skill://fix-issue/assets/logo.bin"]
+
+    run(body)
+
+
+def test_prompts_are_the_slash_commands_with_arguments(tree: dict[str, Path]) -> None:
+    async def body() -> None:
+        async with connect(tree) as session:
+            await session.initialize()
+            prompts = {p.name: p for p in (await session.list_prompts()).prompts}
+            assert {"deploy", "fix-issue", "review", "frontend:component"} <= set(prompts)
+            assert "api-conventions" not in prompts  # model-only: no slash command
+            assert prompts["deploy"].arguments is not None
+            assert prompts["deploy"].arguments[0].description == "[staging|production]"
+            got = await session.get_prompt("deploy", {"arguments": "production"})
+            message = got.messages[0]
+            assert message.role == "user"
+            assert "Deploy to production" in message.content.text  # type: ignore[union-attr]
+            review = await session.get_prompt("review", {"arguments": "naming"})
+            assert review.messages[0].content.text.rstrip().endswith("Focus on: naming")  # type: ignore[union-attr]
+
+    run(body)
+
+
+def test_an_edit_on_disk_sends_list_changed(tree: dict[str, Path]) -> None:
+    seen: list[str] = []
+
+    def note(message: Any) -> None:
+        root = getattr(message, "root", message)
+        method = getattr(root, "method", None)
+        if isinstance(method, str):
+            seen.append(method)
+
+    async def body() -> None:
+        async with connect(tree, note) as session:
+            await session.initialize()
+            await session.list_resources()  # the catalog is listed (and watched) from now on
+            await session.subscribe_resource("skill://fix-issue/SKILL.md")
+            await anyio.sleep(0.5)  # the watches are set up after the first reply
+            write_skill(tree["project"] / ".agents" / "skills", "brand-new", "Appeared later.")
+            skill_md = tree["project"] / ".claude" / "skills" / "fix-issue" / "SKILL.md"
+            skill_md.write_text(skill_md.read_text().replace("Fix GitHub", "Fix the GitHub"))
+            with anyio.fail_after(10):
+                while not {
+                    "notifications/resources/list_changed",
+                    "notifications/prompts/list_changed",
+                    "notifications/resources/updated",
+                } <= set(seen):
+                    await anyio.sleep(0.05)
+            uris = {str(r.uri) for r in (await session.list_resources()).resources}
+            assert "skill://brand-new/SKILL.md" in uris
+
+    run(body)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_streamable_http_serves_the_same(tree: dict[str, Path]) -> None:
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}"],
+        cwd=tree["project"],
+        env=daemon_env(tree),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+    async def body() -> None:
+        url = f"http://127.0.0.1:{port}/mcp"
+        for _ in range(100):  # until it listens
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                await anyio.sleep(0.1)
+        async with (
+            streamable_http_client(url) as (read, write, *_rest),
+            ClientSession(read, write) as session,
+        ):
+            init = await session.initialize()
+            assert "io.modelcontextprotocol/skills" in (init.capabilities.extensions or {})
+            found = await session.call_tool("skill_search", {"query": "fix issue"})
+            assert "fix-issue" in found.content[0].text
+            listed = await request(session, "skills/list", {})
+            assert "skill://fix-issue/SKILL.md" in {s["uri"] for s in listed["skills"]}
+            prompt = await session.get_prompt("fix-issue", {"arguments": "7 low"})
+            assert "Fix GitHub issue #7 (priority: low)." in prompt.messages[0].content.text  # type: ignore[union-attr]
+
+    try:
+        run(body)
+    finally:
+        server.terminate()
+        server.wait(10)
