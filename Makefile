@@ -27,8 +27,9 @@ test: $(TEST_STAMP)
 	$(PY) -m pytest
 	$(MAKE) --no-print-directory test-ts
 
-# The TypeScript client's tests spawn the daemon from the venv, so it must be installed first.
-test-ts: $(STAMP)
+# The TypeScript client's tests spawn the daemon (and `skillsd mcp`) from the venv, so it must
+# be installed first, with the MCP SDK of the test extra.
+test-ts: $(TEST_STAMP)
 	cd clients/typescript && npm ci --no-audit --no-fund && SKILLSD_PYTHON="$(abspath $(PY))" npm test
 
 lint: $(TEST_STAMP)
