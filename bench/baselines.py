@@ -121,7 +121,8 @@ def prepare_c(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
 # -- ping servers ----------------------------------------------------------------------------
 
 #: What the MCP server's ``initialize`` needs beyond what skillsd's does.
-_MCP_INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": CLIENT_INFO}
+#: The MCP client side of the handshake (the ping baseline and `skillsd mcp`).
+MCP_INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": CLIENT_INFO}
 
 # The floor: a server that answers every line it reads with a fixed pong, no JSON parsing, no
 # event loop. Nothing speaking JSON-RPC over the same pipes can be faster.
@@ -141,7 +142,7 @@ def start_mcp_ping_server(corpus: Corpus, opts: argparse.Namespace) -> StdioPeer
         raise BenchUnavailable("skipped: pip install mcp") from None
     argv = [sys.executable, str(BENCH_DIR / "mcp_ping_server.py")]
     peer = spawn_isolated(argv, corpus, opts)
-    return peer.handshake(_MCP_INITIALIZE, "notifications/initialized", ping=True)
+    return peer.handshake(MCP_INITIALIZE, "notifications/initialized", ping=True)
 
 
 def start_echo_floor(corpus: Corpus, opts: argparse.Namespace) -> StdioPeer:

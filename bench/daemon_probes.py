@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from bench.baselines import start_echo_floor, start_mcp_ping_server
+from bench.baselines import MCP_INITIALIZE, start_echo_floor, start_mcp_ping_server
 from bench.contender import BenchUnavailable, Outcome, Prepare, Prepared, latencies
 from bench.corpus import Corpus, OneEdit, search_queries
 from bench.stdio_peer import CLIENT_INFO, WIRE_TIMEOUT, StdioPeer, spawn_isolated
@@ -67,6 +67,7 @@ def close_shared_daemons() -> None:
     while _SHARED:
         _root, (peer, _listing) = _SHARED.popitem()
         peer.close()
+    close_bridges()
 
 
 def _watch_mode(peer: StdioPeer) -> str:
@@ -273,6 +274,97 @@ def prepare_quality(with_query: bool) -> Prepare:
         return Prepared(run)
 
     return prepare
+
+
+# -- the MCP bridge (`skillsd mcp`) beside skillsd's own protocol -------------------------------
+
+#: Per corpus root, one `skillsd mcp` that the MCP contenders share (its catalog built once).
+_BRIDGES: dict[str, StdioPeer] = {}
+
+
+def shared_bridge(corpus: Corpus, opts: argparse.Namespace) -> StdioPeer:
+    """`skillsd mcp` on the corpus, after the MCP handshake and one warm-up tool call."""
+    if corpus.root not in _BRIDGES:
+        try:
+            import mcp  # noqa: F401  (the optional extra)
+        except ImportError:
+            raise BenchUnavailable("skipped: pip install 'skillsd[mcp]'") from None
+        argv = [*opts.serve_command[:-1], "mcp"]
+        peer = spawn_isolated(argv, corpus, opts).handshake(
+            MCP_INITIALIZE, "notifications/initialized"
+        )
+        peer.call("tools/call", {"name": "skill_search", "arguments": {"query": "warm up"}})
+        _BRIDGES[corpus.root] = peer
+    return _BRIDGES[corpus.root]
+
+
+def close_bridges() -> None:
+    while _BRIDGES:
+        _BRIDGES.popitem()[1].close()
+
+
+def _search_calls(
+    corpus: Corpus, opts: argparse.Namespace, method: str, peer: StdioPeer
+) -> Prepared:
+    _daemon, listing = shared_skillsd(corpus, opts)
+    skills = listing["skills"]
+    queries = search_queries(
+        [s["name"] for s in skills], [s["description"] for s in skills], corpus.seed
+    )
+
+    def call(query: str) -> tuple[float, bool]:
+        params = {"name": "skill_search", "arguments": {"query": query}}
+        seconds, line = peer.request(method, params)
+        return seconds, b"match" in line
+
+    return Prepared(lambda: latencies(queries, call))
+
+
+def prepare_d_tool_search(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``tools.call skill_search`` on skillsd's own protocol (the same 200 queries)."""
+    peer, _listing = shared_skillsd(corpus, opts)
+    return _search_calls(corpus, opts, "tools.call", peer)
+
+
+def prepare_mcp_tool_search(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """MCP ``tools/call skill_search`` through `skillsd mcp` (the same 200 queries)."""
+    return _search_calls(corpus, opts, "tools/call", shared_bridge(corpus, opts))
+
+
+def prepare_mcp_changed(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """Edit-to-``notifications/resources/list_changed`` through `skillsd mcp`."""
+    peer = shared_bridge(corpus, opts)
+    _daemon, listing = shared_skillsd(corpus, opts)
+    editor = OneEdit(_valid_skill(listing, 0.7)["path"])
+    time.sleep(1.0)  # the bridge sets its watches up after its first answer
+
+    def run() -> Outcome:
+        samples = []
+        for _ in range(EDITS_PER_RUN):
+            _drain(peer)  # the previous edit's notifications are not this one's
+            start = time.perf_counter()
+            editor.edit()
+            try:
+                arrived, _params = peer.wait_notification(
+                    "notifications/resources/list_changed", CHANGED_TIMEOUT
+                )
+            except TimeoutError:
+                return Outcome.counted(len(samples), 1, samples=samples, problem="no list_changed")
+            samples.append(arrived - start)
+            time.sleep(0.05)
+        return Outcome.counted(EDITS_PER_RUN, samples=samples)
+
+    return Prepared(run, cleanup=editor.restore)
+
+
+def _drain(peer: StdioPeer, quiet: float = 0.3) -> None:
+    """Read what the server still sends until ``quiet`` seconds pass without a message."""
+    while True:
+        try:
+            peer.line(time.monotonic() + quiet)
+        except TimeoutError:
+            break
+    peer.notifications.clear()
 
 
 def prepare_d_changed(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
