@@ -61,3 +61,18 @@ soak: $(TEST_STAMP)
 ui: $(STAMP)
 	$(PY) -m pip install -q -e '.[tui]'
 	$(PY) -m skillsd ui
+
+# The MCP Inspector's CLI against `skillsd mcp` on examples/project: SEP-2640 conformance and
+# digest checks of skills/list, on both protocol eras (2025-11-25 and 2026-07-28). The Inspector
+# is a large npm install (into build/inspector), so this is not part of `make test`.
+INSPECTOR_VERSION ?= 2.12.0
+INSPECTOR := build/inspector/node_modules/.bin/mcp-inspector
+.PHONY: test-mcp
+test-mcp: $(TEST_STAMP)
+	mkdir -p build/inspector
+	npm install --prefix build/inspector --no-audit --no-fund \
+		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) >/dev/null
+	cd examples/project && for era in legacy modern; do \
+		$(abspath $(INSPECTOR)) --cli --method skills/list --verify --protocol-era $$era \
+			-e HOME=$(abspath examples/home) $(abspath $(PY)) -m skillsd mcp || exit 1; \
+	done

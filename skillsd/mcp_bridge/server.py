@@ -114,14 +114,15 @@ class SkillsBridge:
         server.add_request_handler(
             "resources/directory/read", DirectoryReadParams, self._directory_read
         )
+        # Declared for server/discover (the 2026-07-28 era) and initialize alike.
+        server.extensions[SKILLS_EXTENSION] = {}
         server.middleware.append(_advertise_extension)
         return server
 
     @staticmethod
     def initialization_options(server: Server[Any]) -> Any:
         return server.create_initialization_options(
-            NotificationOptions(prompts_changed=True, resources_changed=True),
-            extensions={SKILLS_EXTENSION: {}},
+            NotificationOptions(prompts_changed=True, resources_changed=True)
         )
 
     # -- per connection ----------------------------------------------------------------------
@@ -314,7 +315,7 @@ class SkillsBridge:
         start = _page_start(params.cursor)
         page = skills[start : start + PAGE]
         entries = await asyncio.to_thread(lambda: [_skill_entry(s, uris) for s in page])
-        result: dict[str, Any] = {"skills": entries, "ttlMs": TTL_MS, "cacheScope": "session"}
+        result: dict[str, Any] = {"skills": entries, "ttlMs": TTL_MS, "cacheScope": "private"}
         if start + PAGE < len(skills):
             result["nextCursor"] = str(start + PAGE)
         return result
@@ -325,7 +326,7 @@ class SkillsBridge:
         if target is None or target.skill not in skills:
             raise MCPError(INVALID_PARAMS, f"no skill {params.uri!r}")
         entry = await asyncio.to_thread(_skill_entry, target.skill, uris)
-        return {"skill": entry, "ttlMs": TTL_MS, "cacheScope": "session"}
+        return {"skill": entry, "ttlMs": TTL_MS, "cacheScope": "private"}
 
     async def _directory_read(self, ctx: Any, params: DirectoryReadParams) -> dict[str, Any]:
         _view, skills, uris = await self._visible(ctx)
