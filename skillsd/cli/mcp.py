@@ -18,7 +18,10 @@ INSTALL_HINT = "pip install 'skillsd[mcp]'"
 def register(subparsers: Any) -> None:
     """Add ``mcp``."""
     p = subparsers.add_parser("mcp", help="serve skills over MCP (tools, resources, prompts)")
-    p.add_argument("--cwd", help="the project whose skills to serve (default: .)")
+    p.add_argument(
+        "--cwd",
+        help="the project whose skills to serve (default: the client's first root, else .)",
+    )
     p.add_argument(
         "--http",
         metavar="HOST:PORT",
@@ -48,10 +51,11 @@ def _mcp(args: argparse.Namespace) -> int:
         return 2
     from skillsd.mcp_bridge.transports import serve_http, serve_stdio
 
+    given = args.cwd is not None
     if args.http is None:
-        return serve_stdio(cwd)
+        return serve_stdio(cwd, cwd_given=given)
     host, _, port = args.http.rpartition(":")
     if not port.isdigit():
         print(f"skillsd mcp: --http {args.http}: expected HOST:PORT", file=sys.stderr)
         return 2
-    return serve_http(cwd, host or "127.0.0.1", int(port))
+    return serve_http(cwd, host or "127.0.0.1", int(port), cwd_given=given)

@@ -15,13 +15,17 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 import weakref
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated
 
 from skillsd import __version__
 from skillsd import operations as ops
@@ -73,8 +77,9 @@ class DirectoryReadParams(types.RequestParams):
 
 @dataclass(eq=False)
 class _Connection:
-    """One MCP connection: its skillsd session and the URIs it subscribed to."""
+    """One MCP connection: its project, its skillsd session and the URIs it subscribed to."""
 
+    cwd: str
     session_id: str
     mcp_session: Any
     subscribed: set[str] = field(default_factory=set)
@@ -83,11 +88,15 @@ class _Connection:
 class SkillsBridge:
     """The MCP server of one project, over the daemon's services."""
 
-    def __init__(self, services: Services, cwd: str) -> None:
+    def __init__(self, services: Services, cwd: str, *, cwd_given: bool = True) -> None:
         self.services = services
         self.cwd = cwd
+        #: Without ``--cwd``, a client that offers roots names the project (its first root).
+        self.cwd_given = cwd_given
         self._connections: weakref.WeakKeyDictionary[Any, _Connection] = weakref.WeakKeyDictionary()
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Change events for `subscriptions/listen` streams (the 2026-07-28 era).
+        self._bus = InMemorySubscriptionBus()
 
     # -- the SDK server ----------------------------------------------------------------------
 
@@ -108,6 +117,7 @@ class SkillsBridge:
             on_unsubscribe_resource=self._unsubscribe,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
+            on_subscriptions_listen=ListenHandler(self._bus),
         )
         server.add_request_handler("skills/list", SkillsListParams, self._skills_list)
         server.add_request_handler("skills/get", SkillsGetParams, self._skills_get)
@@ -127,17 +137,36 @@ class SkillsBridge:
 
     # -- per connection ----------------------------------------------------------------------
 
-    def _connection(self, ctx: Any) -> _Connection:
+    async def _connection(self, ctx: Any) -> _Connection:
         conn = self._connections.get(ctx.session)
         if conn is None:
-            session, _resumed = self.services.sessions.open(None, self.cwd)
-            conn = _Connection(session.id, ctx.session)
+            cwd = self.cwd if self.cwd_given else await self._first_root(ctx) or self.cwd
+            session, _resumed = self.services.sessions.open(None, cwd)
+            conn = _Connection(cwd, session.id, ctx.session)
             self._connections[ctx.session] = conn
         return conn
 
+    @staticmethod
+    async def _first_root(ctx: Any) -> str | None:
+        """The directory of the client's first ``file://`` root, if it offers roots."""
+        roots_capability = types.ClientCapabilities(roots=types.RootsCapability())
+        try:
+            if not ctx.session.check_client_capability(roots_capability):
+                return None
+            roots = (await ctx.session.list_roots()).roots
+        except Exception:  # no back channel, or the client refused: the process cwd it is
+            return None
+        for root in roots:
+            uri = str(root.uri)
+            if uri.startswith("file://"):
+                path = unquote(uri[len("file://") :])
+                if os.path.isdir(path):
+                    return os.path.realpath(path)
+        return None
+
     async def _view(self, ctx: Any) -> View:
-        conn = self._connection(ctx)
-        view = await self.services.view(cwd=self.cwd, session_id=conn.session_id, listener=self)
+        conn = await self._connection(ctx)
+        view = await self.services.view(cwd=conn.cwd, session_id=conn.session_id, listener=self)
         seen = view.seen
         check = seen.check
         if check is not None:
@@ -157,16 +186,28 @@ class SkillsBridge:
     # -- change notifications (catalog cache -> MCP clients) ----------------------------------
 
     def notify(self, method: str, params: SkillsChangedParams) -> None:
-        """A catalog changed on disk (``skills.changed``): tell every connection."""
+        """A catalog changed on disk (``skills.changed``): tell every connection (2025-11-25:
+        notifications; 2026-07-28: events on the ``subscriptions/listen`` streams)."""
         for conn in list(self._connections.values()):
             self._spawn(self._announce(conn, params))
+        self._spawn(self._publish(params))
+
+    async def _publish(self, params: SkillsChangedParams) -> None:
+        await self._bus.publish(ResourcesListChanged())
+        await self._bus.publish(PromptsListChanged())
+        view = await self.services.view(cwd=params.cwd, session_id=None)
+        uris = SkillUris(view.catalog.skills)
+        for sid in params.changed:
+            skill = view.catalog.get(sid)
+            if skill is not None and skill.enabled:
+                await self._bus.publish(ResourceUpdated(uris.skill_uri(skill)))
 
     async def _announce(self, conn: _Connection, params: SkillsChangedParams) -> None:
         try:
             await conn.mcp_session.send_resource_list_changed()
             await conn.mcp_session.send_prompt_list_changed()
             if conn.subscribed:
-                view = await self.services.view(cwd=self.cwd, session_id=conn.session_id)
+                view = await self.services.view(cwd=conn.cwd, session_id=conn.session_id)
                 uris = SkillUris(view.catalog.skills)
                 touched = set(params.changed) | set(params.removed)
                 for uri in list(conn.subscribed):
@@ -256,11 +297,11 @@ class SkillsBridge:
         return types.ReadResourceResult(contents=[contents])
 
     async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> Any:
-        self._connection(ctx).subscribed.add(str(params.uri))
+        (await self._connection(ctx)).subscribed.add(str(params.uri))
         return types.EmptyResult()
 
     async def _unsubscribe(self, ctx: Any, params: Any) -> Any:
-        self._connection(ctx).subscribed.discard(str(params.uri))
+        (await self._connection(ctx)).subscribed.discard(str(params.uri))
         return types.EmptyResult()
 
     # -- prompts: the slash commands ---------------------------------------------------------
@@ -288,9 +329,8 @@ class SkillsBridge:
     async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> Any:
         view = await self._view(ctx)
         arguments = (params.arguments or {}).get("arguments", "")
-        invoke = InvokeParams(
-            name=params.name, arguments=arguments, session_id=self._connection(ctx).session_id
-        )
+        conn = await self._connection(ctx)
+        invoke = InvokeParams(name=params.name, arguments=arguments, session_id=conn.session_id)
         try:
             invocation = await self.services.run_file_op(ops.invoke, view.seen, invoke)
         except SkillsdError as exc:

@@ -247,3 +247,81 @@ def test_streamable_http_serves_the_same(tree: dict[str, Path]) -> None:
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_modern_protocol_discovers_the_extension_and_streams_changes(
+    tree: dict[str, Path],
+) -> None:
+    """2026-07-28: no initialize; ``server/discover`` declares the extension and changes come on
+    a ``subscriptions/listen`` stream."""
+    from mcp.client.client import Client
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skillsd", "mcp"],
+        cwd=os.fspath(tree["project"]),
+        env=daemon_env(tree),
+    )
+
+    async def body() -> None:
+        async with Client(params, mode="2026-07-28") as client:
+            discovered = await client.session.send_request(
+                types.Request[dict[str, Any], str](method="server/discover", params={}),
+                TypeAdapter(dict),
+            )
+            assert "io.modelcontextprotocol/skills" in discovered["capabilities"]["extensions"]
+            listed = await client.list_resources()
+            assert "skill://fix-issue/SKILL.md" in {str(r.uri) for r in listed.resources}
+            async with client.listen(
+                resources_list_changed=True, prompts_list_changed=True
+            ) as events:
+                await anyio.sleep(0.5)  # the watches are set up after the first reply
+                write_skill(tree["project"] / ".agents" / "skills", "streamed", "Arrived later.")
+                with anyio.fail_after(10):
+                    async for _event in events:
+                        break
+            listed = await client.list_resources()
+            assert "skill://streamed/SKILL.md" in {str(r.uri) for r in listed.resources}
+
+    run(body)
+
+
+def test_without_cwd_the_clients_first_root_is_the_project(tree: dict[str, Path]) -> None:
+    elsewhere = tree["tmp"] / "elsewhere"
+    elsewhere.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skillsd", "mcp"],
+        cwd=os.fspath(elsewhere),  # started somewhere else; the root names the project
+        env=daemon_env(tree),
+    )
+
+    async def roots(context: Any) -> types.ListRootsResult:
+        uri = tree["project"].as_uri()
+        return types.ListRootsResult(roots=[types.Root(uri=uri, name="project")])
+
+    async def body() -> None:
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, list_roots_callback=roots) as session,
+        ):
+            await session.initialize()
+            uris = {str(r.uri) for r in (await session.list_resources()).resources}
+            assert "skill://fix-issue/SKILL.md" in uris
+
+    run(body)
+
+
+def test_policy_applies_a_deny_refuses_the_load(tree: dict[str, Path]) -> None:
+    (tree["tmp"] / "config.toml").write_text('[permissions]\ndeny = ["skill_load(fix-issue)"]\n')
+
+    async def body() -> None:
+        async with connect(tree) as session:
+            await session.initialize()
+            denied = await session.call_tool("skill_load", {"name": "fix-issue"})
+            assert denied.is_error is True and "denied" in denied.content[0].text
+            # `ask` (the default) is answered by the client's own approval of the call.
+            allowed = await session.call_tool("skill_load", {"name": "api-conventions"})
+            assert allowed.is_error is False
+
+    run(body)
