@@ -187,8 +187,8 @@ def read_command_file(path: str, name: str) -> CommandFile | Diagnostic:
 def _command_paths(
     directory: str, diagnostics: list[Diagnostic], walked: list[str]
 ) -> list[tuple[str, str]]:
-    """``(name, path)`` of every ``*.md`` under ``directory``, breadth-first, sorted per folder;
-    the folders listed go to ``walked`` (real paths)."""
+    """``(name, path)`` of every ``*.md`` under ``directory``, breadth-first, by name within a
+    folder; the folders listed go to ``walked`` (real paths)."""
 
     def unreadable(path: str, exc: OSError) -> None:
         if not isinstance(exc, FileNotFoundError):
@@ -208,7 +208,7 @@ def _command_paths(
         walked.append(folder.real)
         rel = os.path.relpath(folder.path, directory)
         prefix = () if rel == os.curdir else tuple(rel.split(os.sep))
-        for entry in folder.entries:
+        for entry in sorted(folder.entries, key=lambda e: e.name):
             name = entry.name
             if name.startswith(".") or not name.endswith(_SUFFIX) or len(name) <= len(_SUFFIX):
                 continue

@@ -54,7 +54,7 @@ def display_name(path: str) -> str:
 @dataclass(slots=True)
 class WalkedDir:
     """One directory the walk listed: as reached, its real path, its depth below the root
-    (the root is 0) and its entries sorted by name (undecodable names left out)."""
+    (the root is 0) and its entries in listing order (undecodable names left out)."""
 
     path: str
     real: str
@@ -104,11 +104,13 @@ class TreeWalk:
         return self._decodable(entries)
 
     def _decodable(self, entries: list[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
-        """``entries`` sorted by name, those with undecodable names left out (and noted)."""
+        """``entries`` without those whose names are not UTF-8 (which are noted)."""
+        # One C-level check for the whole listing: almost every name is plain ASCII.
+        if "".join([e.name for e in entries]).isascii():
+            return entries
         kept = [e for e in entries if not is_undecodable(e.name)]
         if len(kept) != len(entries):
             self.undecodable += [display_name(e.path) for e in entries if is_undecodable(e.name)]
-        kept.sort(key=_entry_name)
         return kept
 
     def __iter__(self) -> Iterator[WalkedDir]:
@@ -135,7 +137,8 @@ class TreeWalk:
             yield walked
             if not walked.descend:
                 continue
-            for entry in listing:
+            # By name: which directories fit in ``max_dirs`` does not depend on the listing.
+            for entry in sorted(listing, key=_entry_name):
                 name = entry.name
                 if name in self.skip_names or (self.skip_hidden and name.startswith(".")):
                     continue
