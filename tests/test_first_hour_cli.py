@@ -5,33 +5,19 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from skillsd import __version__
 from tests.corpora import CORPORA, needs_corpora
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
+from tests.daemon.skill_tree import make_project, write_skill
+from tests.daemon.skill_tree import run_cli as run
 
 
 @pytest.fixture
 def tree(tmp_path: Path) -> dict[str, Path]:
     return make_project(tmp_path)
-
-
-def run(
-    tree: dict[str, Path], *args: str, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillsd", *args],
-        cwd=cwd or tree["project"],
-        env=daemon_env(tree),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_version(tree: dict[str, Path]) -> None:

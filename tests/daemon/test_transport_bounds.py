@@ -24,7 +24,7 @@ from skillsd.daemon import proxy
 from skillsd_client import Client, ConnectError
 from skillsd_client import _transport as client_transport
 from tests.daemon import daemon_harness as h
-from tests.hardening.processes import RssSampler, rss_bytes
+from tests.hardening.processes import RssSampler, child_as, rss_bytes
 
 
 @pytest.fixture
@@ -318,34 +318,19 @@ def test_a_server_of_another_uid_is_refused_naming_path_and_owner(check: Any) ->
 def listener_of(uid: int, path: Path) -> Iterator[None]:
     """A Unix socket listening at ``path``, opened by a forked child running as ``uid``: what
     a server another user started there looks like (connections wait in its backlog)."""
-    ready_r, ready_w = os.pipe()
-    hold_r, hold_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: raw calls only, and never return into pytest
-        status = 1
-        try:
-            os.close(ready_r)
-            os.close(hold_w)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
-                server.bind(os.fspath(path))
-                server.listen(8)
-                os.write(ready_w, b"1")
-                os.read(hold_r, 1)  # until the parent lets go
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(ready_w)
-    os.close(hold_r)
-    try:
-        assert os.read(ready_r, 1) == b"1", "the other user's server did not start"
+
+    held: list[socket.socket] = []  # the child keeps it open until the block ends
+
+    def listen() -> bool:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(os.fspath(path))
+        server.listen(8)
+        held.append(server)
+        return True
+
+    with child_as(uid, listen) as ready:
+        assert ready, "the other user's server did not start"
         yield
-    finally:
-        os.close(hold_w)
-        os.close(ready_r)
-        os.waitpid(pid, 0)
 
 
 @pytest.mark.skipif(not ROOT, reason="needs root to listen as another user")

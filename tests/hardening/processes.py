@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tests.daemon import daemon_harness as h
@@ -245,6 +245,36 @@ def _fill_inotify(kind: str, files: list[str]) -> bool:
 
 
 @contextlib.contextmanager
+def child_as(uid: int, work: Callable[[], bool]) -> Iterator[bool]:
+    """Fork a child that switches to ``uid``, runs ``work`` and holds whatever it made (a
+    socket, inotify instances) until the block ends; yields ``work``'s success."""
+    ready_r, ready_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: raw calls only, and never return into pytest
+        status = 1
+        try:
+            os.close(ready_r)
+            os.close(hold_w)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            os.write(ready_w, b"1" if work() else b"0")
+            os.read(hold_r, 1)  # until the parent lets go
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(ready_w)
+    os.close(hold_r)
+    try:
+        yield os.read(ready_r, 1) == b"1"
+    finally:
+        os.close(hold_w)
+        os.close(ready_r)
+        os.waitpid(pid, 0)
+
+
+@contextlib.contextmanager
 def exhausted_inotify(uid: int, kind: str, scratch: Path) -> Iterator[None]:
     """Hold ``uid``'s inotify ``kind`` ("instances" or "watches") exhausted for the block.
 
@@ -262,29 +292,7 @@ def exhausted_inotify(uid: int, kind: str, scratch: Path) -> Iterator[None]:
             path.touch()
             files.append(os.fspath(path))
         chown_tree(scratch, uid)
-    ready_r, ready_w = os.pipe()
-    hold_r, hold_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: raw calls only, and never return into pytest
-        status = 1
-        try:
-            os.close(ready_r)
-            os.close(hold_w)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
-            os.write(ready_w, b"1" if _fill_inotify(kind, files) else b"0")
-            os.read(hold_r, 1)  # until the parent lets go
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(ready_w)
-    os.close(hold_r)
-    try:
-        if os.read(ready_r, 1) != b"1":
+    with child_as(uid, lambda: _fill_inotify(kind, files)) as ready:
+        if not ready:
             raise RuntimeError(f"could not exhaust inotify {kind} for uid {uid}")
         yield
-    finally:
-        os.close(hold_w)
-        os.close(ready_r)
-        os.waitpid(pid, 0)
