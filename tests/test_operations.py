@@ -21,7 +21,7 @@ import pytest
 
 from skillsd import operations as ops
 from skillsd.cli import main as cli_main
-from tests.daemon.daemon_harness import StdioDaemon, request
+from tests.daemon.daemon_harness import StdioDaemon, notification, request
 from tests.daemon.skill_tree import daemon_env, make_project, write_skill
 
 # Config defaults that differ from the built-in ones, so a face that forgot to apply them (or
@@ -259,4 +259,49 @@ def test_a_slow_read_does_not_hold_the_event_loop(tree: dict[str, Path]) -> None
             text = json.dumps(done["result"])
             assert "Slow body." in text or "slow notes" in text, (method, done)
     finally:
+        d.proc.kill()
+
+
+def test_stuck_reads_are_cut_off_and_cancelled_ones_free_their_slot(
+    tree: dict[str, Path],
+) -> None:
+    """SPEC 18: a read that never returns does not hold a file-operation slot for good. Five
+    stuck loads (more than the four slots) each end with -32800 after the time limit, a
+    cancelled one at once, and a load of another skill is answered meanwhile."""
+    control = tree["tmp"] / "control"
+    control.mkdir()
+    hook = tree["tmp"] / "slow_open_hook.py"
+    hook.write_text(SLOW_OPEN_HOOK, encoding="utf-8")
+    write_skill(tree["skills"], "slow-skill", "Lives on a stalled disk.", body="Slow body.\n")
+    project = os.fspath(tree["project"])
+    environ = daemon_env(
+        tree,
+        SKILLSD_TEST_HOOKS=os.fspath(hook),
+        SLOW_OPEN_DIR=os.fspath(control),
+        SKILLSD_FILE_OP_SECONDS="1.5",
+    )
+    (tree["tmp"] / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
+    d = Daemon(environ)
+    try:
+        d.ok("skills.list", cwd=project)
+        (control / "armed").touch()  # from now on the slow skill's files never open (20 s)
+        started = time.monotonic()
+        stuck = [d.send("skills.load", {"cwd": project, "name": "slow-skill"}) for _ in range(5)]
+        cancelled = d.send("skills.load", {"cwd": project, "name": "slow-skill", "force": True})
+        d.proc.send(notification("$/cancelRequest", {"id": cancelled}))
+        healthy = d.send("skills.load", {"cwd": project, "name": "pdf-forms"})
+        replies = {}
+        while len(replies) < 7:
+            message = d.reply(timeout=15.0)
+            replies[message["id"]] = message
+        assert "Run scripts/fill.py" in replies[healthy]["result"]["body"]
+        assert replies[cancelled]["error"]["code"] == -32800
+        for rid in stuck:
+            error = replies[rid]["error"]
+            assert error["code"] == -32800 and "longer than 1.5 s" in error["message"], error
+        # Well before the stuck opens would have given up on their own (20 s).
+        assert time.monotonic() - started < 12
+        assert d.ok("ping") == {}
+    finally:
+        (control / "gate").touch()
         d.proc.kill()

@@ -64,6 +64,13 @@ MAX_INFLIGHT_REQUESTS = 256
 #: worker threads. Each may hold a file window of up to ``MAX_READ_BYTES`` and its encoded reply,
 #: so overlap is bounded to keep a burst of large reads from multiplying that by every request.
 MAX_CONCURRENT_FILE_OPS = 4
+#: A file operation still running after this long frees its slot and answers ``-32800`` (a read
+#: stuck on a stalled filesystem must not hold what other requests need; SPEC 18). Its thread
+#: is left to finish on its own.
+FILE_OP_SECONDS = 30.0
+#: File operations left running past their time limit; beyond this many, new ones are refused at
+#: once (each holds a thread) until some finish.
+MAX_STUCK_FILE_OPS = 32
 #: How long a closing connection waits for in-flight requests before cancelling them.
 SHUTDOWN_GRACE_SECONDS = 10.0
 #: How often ``initialize``'s ``processId`` is checked when pidfds are unavailable.
