@@ -1,6 +1,6 @@
 """The demo behind `make demo`: skillsd on the bundled example project.
 
-Part 1 uses the CLI (validate, list, search, prompt). Part 2 starts `skillsd serve` on stdio and
+Part 1 uses the CLI (validate, list, search, prompt, run). Part 2 starts `skillsd serve` on stdio and
 plays a scripted JSON-RPC session: initialize, list, search, load, load again (the daemon answers
 with a short reminder instead of re-sending the body), prompt.
 """
@@ -119,6 +119,11 @@ def main() -> int:
         cli(env, "list")
         cli(env, "search", "pdf")
         cli(env, "prompt", "--format", "markdown")
+        # A token budget chosen by relevance to the user's request (SPEC 17).
+        cli(env, "prompt", "--tokens", "150", "--query", "fill in a PDF form", "--no-location")
+        # A slash command, as Claude Code runs it: arguments substituted (SPEC 14).
+        cli(env, "run")
+        cli(env, "run", "/fix-issue", "42", "high priority")
         rpc_demo(env)
     return 0
 
