@@ -1,7 +1,8 @@
 """The MCP server: the SDK's low-level ``Server`` wired to the operations layer (SPEC 16).
 
-One process serves one project (``--cwd``). Each MCP connection is one skillsd session (reload
-suppression, grants, trust as in the daemon). Catalogs come from the daemon's own
+One process serves one project (``--cwd``, else each connection's first root). Each MCP
+connection is one skillsd session (reload suppression, grants, trust as in the daemon).
+Catalogs come from the daemon's own
 :class:`~skillsd.daemon.services.Services` (cache, watcher, policy), so what an MCP client sees is
 what a skillsd client sees; every request below translates MCP params to an operation and its
 result back, nothing more.
@@ -337,10 +338,9 @@ class SkillsBridge:
             raise MCPError(INVALID_PARAMS, exc.message) from None
         ops.record_invocation(view.session, invocation)
         result = invocation.result
+        source = result.skill or result.command
         return types.GetPromptResult(
-            description=(result.skill or result.command).description  # type: ignore[union-attr]
-            if (result.skill or result.command)
-            else None,
+            description=source.description if source is not None else None,
             messages=[
                 types.PromptMessage(
                     role="user", content=types.TextContent(type="text", text=result.content)
