@@ -1,8 +1,8 @@
 """The demo behind `make demo`: skillsd on the bundled example project.
 
-Part 1 uses the CLI (validate, list, search, prompt, run). Part 2 starts `skillsd serve` on stdio and
-plays a scripted JSON-RPC session: initialize, list, search, load, load again (the daemon answers
-with a short reminder instead of re-sending the body), prompt.
+Part 1 uses the CLI (validate, list, search, prompt, run). Part 2 starts `skillsd serve` on
+stdio and plays a scripted JSON-RPC session: initialize, list, search, load, load again (the
+daemon answers with a short reminder instead of re-sending the body), prompt.
 """
 
 from __future__ import annotations
