@@ -321,6 +321,16 @@ class _Builder:
         return [self.build(child, depth + 1) for child in node.value]
 
 
+def _yaml_error(exc: yaml.YAMLError) -> FrontmatterError:
+    """A YAML parse error as a diagnostic: libyaml 0.2.6 (PyYAML 6.0.4) refuses deep nesting
+    itself ("exceeded maximum nesting depth"), which is the same finding as our own depth check."""
+    if "maximum nesting depth" in str(exc):
+        return FrontmatterError(
+            "yaml.too_deep", f"frontmatter nests deeper than {limits.MAX_YAML_DEPTH} levels"
+        )
+    return FrontmatterError("yaml.invalid", _describe(exc))
+
+
 def _check_depth(text: str) -> None:
     """Reject deep nesting from the event stream before the recursive composer sees it."""
     loader = _Loader(text)
@@ -341,7 +351,7 @@ def _check_depth(text: str) -> None:
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
     except yaml.YAMLError as exc:
-        raise FrontmatterError("yaml.invalid", _describe(exc)) from None
+        raise _yaml_error(exc) from None
     finally:
         loader.dispose()
 
@@ -374,7 +384,7 @@ def _compose(text: str) -> Node | None:
     try:
         node: Node | None = loader.get_single_node()
     except yaml.YAMLError as exc:
-        raise FrontmatterError("yaml.invalid", _describe(exc)) from None
+        raise _yaml_error(exc) from None
     except RecursionError:  # pure-Python composer on deep input not caught by the scan
         raise FrontmatterError(
             "yaml.too_deep", f"frontmatter nests deeper than {limits.MAX_YAML_DEPTH} levels"
