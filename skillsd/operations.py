@@ -45,7 +45,6 @@ from skillsd.core.mentions import find_mentions, mentions_hint, resolve_mentions
 from skillsd.core.model_tools import (
     ToolRequest,
     error_text,
-    list_text,
     read_file_text,
     search_text,
     user_only_text,
@@ -752,7 +751,16 @@ def tools_call(
     try:
         catalog = view.catalog
         if request.operation == "list":
-            return ToolCall(ToolsCallResult(content=list_text(catalog.skills), is_error=False))
+            # The same budgeted catalog as `skills.prompt` (SPEC 17), within the config's
+            # prompt bytes: on a large catalog the model is told to search for the rest.
+            listed = prompt(
+                view,
+                PromptParams(
+                    format="markdown", max_description_chars=limits.PROMPT_DESCRIPTION_CHARS
+                ),
+            )
+            text = listed.text or "No skills are available."
+            return ToolCall(ToolsCallResult(content=text, is_error=False))
         if request.operation == "search":
             assert index is not None, "a search needs the view's search index"
             found = search(

@@ -235,14 +235,6 @@ def search_text(result: SearchResult) -> str:
     return "\n".join(lines)
 
 
-def list_text(skills: list[SkillMetadata]) -> str:
-    """The enabled skills the model may invoke (SPEC 13) as a plain list for the model."""
-    shown = [s for s in skills if s.enabled and s.invocation.model]
-    if not shown:
-        return "No skills are available."
-    return "\n".join(f"- {s.name}: {model_description(s)} (path: {s.path})" for s in shown)
-
-
 def user_only_text(skill: SkillMetadata) -> str:
     """Why the model's ``skill_load`` of a user-only skill (``invocation.model`` false) fails."""
     return (

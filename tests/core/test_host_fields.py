@@ -10,9 +10,8 @@ import pytest
 
 from skillsd.core import limits
 from skillsd.core.catalog import build_catalog, refresh_catalog
-from skillsd.core.catalog_prompt import render_catalog
+from skillsd.core.catalog_prompt import render_catalog, render_catalog_within
 from skillsd.core.host_fields import FRONTMATTER_FIELDS, host_from_frontmatter, read_openai_yaml
-from skillsd.core.model_tools import list_text
 from skillsd.core.validation import validate_fields
 from skillsd_protocol import HostDependency, SkillMetadata
 from tests.fixtures.host_project import copy_host_project, host_catalog
@@ -288,5 +287,7 @@ def test_the_model_does_not_see_user_only_skills(project: Path) -> None:
         "REST API design conventions for this service. When adding or changing HTTP handlers"
         in prompt.text
     )
-    text = list_text(catalog.skills)
+    within = render_catalog_within(catalog.skills, format="markdown", max_bytes=None)
+    text = within.text
     assert "fix-issue" in text and "deploy" not in text and "release-notes" not in text
+    assert within.omitted == []

@@ -139,3 +139,20 @@ def test_an_unchanged_catalog_renders_byte_identical_text(client: Client) -> Non
     again = prompt(client, **params)
     assert again["text"].encode() == first["text"].encode()
     assert again == first
+
+
+def test_the_models_skills_list_uses_the_same_budget(project: Path) -> None:
+    """One implementation: `tools.call skills_list` is the budgeted catalog within the config's
+    prompt bytes, telling the model to search for what did not fit."""
+    tree = {"tmp": project.parent, "home": project.parent / "home"}
+    (project.parent / "config.toml").write_text("[prompt]\nmaxBytes = 700\n")
+    daemon = StdioDaemon(environ=daemon_env(tree))
+    try:
+        client = Client(daemon, project)
+        listed = client.ok("tools.call", name="skills_list", arguments={})
+        text = listed["content"]
+        assert len(text.encode()) <= 700
+        assert "more skills are not listed here" in text and "skill_search" in text
+        assert text.startswith("## Available skills")
+    finally:
+        daemon.kill()
