@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.daemon.daemon_harness import StdioDaemon, env
+from tests.daemon.daemon_harness import StdioDaemon
+from tests.daemon.skill_tree import daemon_env
 from tests.daemon.test_skill_methods import Client
 from tests.fixtures.host_project import copy_host_project
 
@@ -24,15 +25,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def client(project: Path) -> Iterator[Client]:
     tmp = project.parent
-    environ = env(
-        HOME=os.fspath(tmp / "home"),
-        SKILLSD_CONFIG=os.fspath(tmp / "config.toml"),
-        XDG_STATE_HOME=os.fspath(tmp / "state"),
-        XDG_CONFIG_HOME=os.fspath(tmp / "xdg-config"),
-    )
-    for var in ("SKILLSD_ROOT", "AGENT_SKILLS_PATH"):
-        environ.pop(var, None)
-    daemon = StdioDaemon(environ=environ)
+    daemon = StdioDaemon(environ=daemon_env({"tmp": tmp, "home": tmp / "home"}))
     try:
         yield Client(daemon, project)
     finally:

@@ -4,9 +4,7 @@ Claude Code-style fixture project: completion, the argument hint, invocation and
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,21 +13,9 @@ from textual.widgets import Input, Static
 from skillsd.tui import SkillsApp
 from skillsd.tui.command_palette import CommandPalette
 from skillsd_client import AsyncClient
-from tests.daemon.daemon_harness import daemon_pids, kill_pid
 from tests.daemon.skill_tree import daemon_env
 from tests.fixtures.host_project import copy_host_project
 from tests.tui.test_picker import rows, started, sync, until
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="sdp-"))
-    try:
-        yield path
-    finally:
-        for pid in daemon_pids(path / "run" / "skillsd.sock"):
-            kill_pid(pid)
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -8,12 +8,10 @@ import asyncio
 import functools
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +33,6 @@ CONFIG = """\
 allow = ["skill_load(pdf-forms)", "Read"]
 deny = ["Bash(rm:*)"]
 """
-
-
-@pytest.fixture
-def short_dir() -> Iterator[Path]:
-    # Unix socket paths are limited to ~100 bytes: pytest's tmp_path can be longer.
-    path = Path(tempfile.mkdtemp(prefix="sdt-"))
-    try:
-        yield path
-    finally:
-        for pid in daemon_pids(path / "run" / "skillsd.sock"):
-            kill_pid(pid)
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
