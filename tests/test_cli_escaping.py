@@ -20,7 +20,8 @@ from skillsd.tui import SkillsApp
 from skillsd.tui.panes import DetailPane
 from skillsd_client import AsyncClient
 from tests.daemon.skill_tree import daemon_env, make_project, write_skill
-from tests.tui.test_picker import highlight, row_of, short_dir, started, sync, text_of, until
+from tests.tui.conftest import short_dir
+from tests.tui.test_picker import highlight, row_of, started, sync, text_of, until
 
 __all__ = ["short_dir"]  # the fixture, shared with the picker's tests
 
