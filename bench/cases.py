@@ -79,7 +79,12 @@ CONTENDERS: dict[str, Contender] = {
             whole_corpus=False,
         ),
         Contender("d_relist", "daemon: skills.list after 1 edit", prepare_d_relist),
-        Contender("d_delta", "daemon: skills.list {sinceGeneration} after 1 edit", prepare_d_delta),
+        Contender(
+            "d_delta",
+            "daemon: skills.list {sinceGeneration} after 1 edit",
+            prepare_d_delta,
+            whole_corpus=False,
+        ),
         Contender(
             "d_changed",
             "daemon: edit -> skills.changed p50",

@@ -190,12 +190,15 @@ def prepare_d_delta(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
 
     def edit() -> None:
         peer.notifications.clear()
-        state["since"] = msgspec.json.decode(peer.request("skills.list")[1])["result"]["generation"]
         editor.edit()
         try:
-            peer.wait_notification("skills.changed", CHANGED_TIMEOUT)
+            _, params = peer.wait_notification("skills.changed", CHANGED_TIMEOUT)
         except TimeoutError:
             state["since"] = None
+            return
+        # The generation just before this one edit (asking with a full list would measure,
+        # and hold in memory, an 8.6 MB answer the delta exists to avoid).
+        state["since"] = params["generation"] - 1
 
     def run() -> Outcome:
         if state["since"] is None:

@@ -81,11 +81,10 @@ class CommandFile:
 
 @dataclass(slots=True)
 class CommandScan:
-    """What :func:`scan_commands` found: files (first of each name), the folders it looked in
-    (to watch), and scan problems."""
+    """What :func:`scan_commands` found: files (first of each name), scan problems, and the
+    folders it listed (to watch)."""
 
     files: list[CommandFile]
-    dirs: list[str]
     diagnostics: list[Diagnostic]
     #: Real paths of the folders listed (what the watcher watches).
     walked: list[str] = field(default_factory=list)
@@ -235,7 +234,6 @@ def _command_paths(
 
 def scan_commands(dirs: Iterable[str]) -> CommandScan:
     """Read every command file under ``dirs`` (in order; the first file of a name wins)."""
-    dirs = list(dirs)
     files: dict[str, CommandFile] = {}
     diagnostics: list[Diagnostic] = []
     walked: list[str] = []
@@ -257,9 +255,7 @@ def scan_commands(dirs: Iterable[str]) -> CommandScan:
                 continue
             files[name] = read
             diagnostics += read.diagnostics
-    return CommandScan(
-        files=list(files.values()), dirs=dirs, diagnostics=diagnostics, walked=walked
-    )
+    return CommandScan(files=list(files.values()), diagnostics=diagnostics, walked=walked)
 
 
 def skill_command(skill: SkillMetadata) -> Command:

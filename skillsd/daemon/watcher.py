@@ -274,12 +274,6 @@ class WatchService:
             self._owners.pop(watch, None)
             fd.remove(watch)
 
-    def renew(self, sub: Subscription) -> None:
-        """Set ``sub``'s watches up again (a directory whose access changed)."""
-        directories = sub.wanted
-        self.cancel(sub)
-        self.update(sub, directories)
-
     def cancel(self, sub: Subscription) -> None:
         with self._lock:
             self._subs.discard(sub)

@@ -8,33 +8,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from skillsd.core.sessions import SessionStore
 from tests.daemon.daemon_harness import StdioDaemon, request
-from tests.daemon.skill_tree import daemon_env, make_project
+from tests.daemon.skill_tree import daemon_env
 from tests.daemon.test_skill_methods import Client
 
 INVALID_PARAMS = -32602
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> dict[str, Path]:
-    (tmp_path / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
-    return make_project(tmp_path)
-
-
-@pytest.fixture
-def client(tree: dict[str, Path]) -> Iterator[Client]:
-    daemon = StdioDaemon(environ=daemon_env(tree))
-    try:
-        yield Client(daemon, tree["project"])
-    finally:
-        daemon.kill()
 
 
 def refused(client: Client, method: str, params: dict[str, Any], field: str) -> str:

@@ -5,14 +5,11 @@ from __future__ import annotations
 import base64
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.daemon.daemon_harness import StdioDaemon, request
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
+from tests.daemon.skill_tree import write_skill
 
 
 class Client:
@@ -58,23 +55,6 @@ class Client:
 
 
 _NO_CWD = {"session.close", "session.compacted", "tools.list", "skills.validate", "ping"}
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> dict[str, Path]:
-    # A host that wants silent loads ships this (SPEC 7); the default, `ask`, is proven in
-    # tests/daemon/test_policy_methods.py.
-    (tmp_path / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
-    return make_project(tmp_path)
-
-
-@pytest.fixture
-def client(tree: dict[str, Path]) -> Iterator[Client]:
-    daemon = StdioDaemon(environ=daemon_env(tree))
-    try:
-        yield Client(daemon, tree["project"])
-    finally:
-        daemon.kill()
 
 
 def names(skills: list[dict[str, Any]]) -> list[tuple[str, str]]:

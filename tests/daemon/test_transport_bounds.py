@@ -333,6 +333,17 @@ def listener_of(uid: int, path: Path) -> Iterator[None]:
         yield
 
 
+def proxy_ping(path: Path) -> subprocess.CompletedProcess[bytes]:
+    """``skillsd proxy --socket PATH`` relaying one ``ping``."""
+    return subprocess.run(
+        h.skillsd("proxy", "--socket", os.fspath(path)),
+        input=h.request(1, "ping"),
+        capture_output=True,
+        env=h.env(None),
+        timeout=h.TIMEOUT,
+    )
+
+
 @pytest.mark.skipif(not ROOT, reason="needs root to listen as another user")
 def test_proxy_and_client_refuse_a_server_another_user_started(base: Path) -> None:
     shared = base / "shared"
@@ -341,13 +352,7 @@ def test_proxy_and_client_refuse_a_server_another_user_started(base: Path) -> No
     os.chmod(shared, 0o777)  # a shared directory: anyone may bind a socket here first
     path = shared / "d.sock"
     with listener_of(NOBODY, path):
-        relayed = subprocess.run(
-            h.skillsd("proxy", "--socket", os.fspath(path)),
-            input=h.request(1, "ping"),
-            capture_output=True,
-            env=h.env(None),
-            timeout=h.TIMEOUT,
-        )
+        relayed = proxy_ping(path)
         assert relayed.returncode == 1 and relayed.stdout == b""
         error = relayed.stderr.decode()
         assert os.fspath(path) in error and f"uid {NOBODY}" in error, error
@@ -358,13 +363,7 @@ def test_proxy_and_client_refuse_a_server_another_user_started(base: Path) -> No
 def test_proxy_and_client_accept_a_daemon_of_their_own_uid(base: Path) -> None:
     path = base / "d.sock"
     with h.socket_daemon(path, None):
-        relayed = subprocess.run(
-            h.skillsd("proxy", "--socket", os.fspath(path)),
-            input=h.request(1, "ping"),
-            capture_output=True,
-            env=h.env(None),
-            timeout=h.TIMEOUT,
-        )
+        relayed = proxy_ping(path)
         assert relayed.returncode == 0, relayed.stderr
         assert json.loads(relayed.stdout) == {"jsonrpc": "2.0", "id": 1, "result": {}}
         with Client.connect(path, timeout=h.TIMEOUT) as client:

@@ -325,3 +325,28 @@ def test_policy_applies_a_deny_refuses_the_load(tree: dict[str, Path]) -> None:
             assert allowed.is_error is False
 
     run(body)
+
+
+def test_resources_and_skills_list_are_paginated(tree: dict[str, Path]) -> None:
+    many = tree["project"] / ".agents" / "skills" / "many"
+    for n in range(105):
+        write_skill(many, f"many-{n:03}", f"Skill number {n}.")
+
+    async def body() -> None:
+        async with connect(tree) as session:
+            await session.initialize()
+            first = await session.list_resources()
+            assert len(first.resources) == 100 and first.next_cursor is not None
+            rest = await session.list_resources(
+                params=types.PaginatedRequestParams(cursor=first.next_cursor)
+            )
+            assert rest.next_cursor is None
+            uris = [str(r.uri) for r in [*first.resources, *rest.resources]]
+            assert len(uris) == len(set(uris)) >= 105
+            page = await request(session, "skills/list", {})
+            assert len(page["skills"]) == 100 and page["nextCursor"]
+            tail = await request(session, "skills/list", {"cursor": page["nextCursor"]})
+            assert "nextCursor" not in tail
+            assert {s["uri"] for s in [*page["skills"], *tail["skills"]]} == set(uris)
+
+    run(body)

@@ -15,17 +15,8 @@ import {
   SkillsdError,
   defaultServeCommand,
 } from "../dist/index.js";
-import { PACKAGE_DIR, PYTHON, REPO, TEST_HOOKS, daemonEnv, makeTree, waitFor } from "./helpers.mjs";
+import { PACKAGE_DIR, REPO, makeTree, spawnDaemon, waitFor } from "./helpers.mjs";
 
-function spawnDaemon(tree, { hooks = false, args, ...options } = {}) {
-  return SkillsdClient.spawn({
-    command: PYTHON,
-    args: args ?? ["-m", "skillsd", "serve"],
-    cwd: tree.project,
-    env: daemonEnv(tree, hooks ? { SKILLSD_TEST_HOOKS: TEST_HOOKS } : {}),
-    ...options,
-  });
-}
 
 /** Every JSON message the daemon writes, seen by tapping its stdout beside the client. */
 function tapStdout(client) {

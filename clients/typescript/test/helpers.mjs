@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { SkillsdClient } from "../dist/index.js";
+
 export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const REPO = resolve(PACKAGE_DIR, "../..");
 /** The interpreter that runs the daemon: `$SKILLSD_PYTHON`, else the repo's `.venv`. */
@@ -93,5 +95,17 @@ export function waitFor(emitter, event, accept = () => true, ms = 10_000) {
       resolvePromise(args.length > 1 ? args : args[0]);
     }
     emitter.on(event, listener);
+  });
+}
+
+/** A `SkillsdClient` on a fresh `skillsd serve` (stdio) for `tree`; `hooks` loads the test-only
+ * `_test.*` methods, `args` replaces the daemon's arguments, other options go to `spawn`. */
+export function spawnDaemon(tree, { hooks = false, args, ...options } = {}) {
+  return SkillsdClient.spawn({
+    command: PYTHON,
+    args: args ?? ["-m", "skillsd", "serve"],
+    cwd: tree.project,
+    env: daemonEnv(tree, hooks ? { SKILLSD_TEST_HOOKS: TEST_HOOKS } : {}),
+    ...options,
   });
 }

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { ErrorCodes, SkillsdClient, SkillsdError } from "../dist/index.js";
-import { PYTHON, REPO, daemonEnv, waitFor } from "./helpers.mjs";
+import { ErrorCodes, SkillsdError } from "../dist/index.js";
+import { REPO, spawnDaemon, waitFor } from "./helpers.mjs";
 
 function hostTree() {
   const tmp = realpathSync(mkdtempSync(join(tmpdir(), "skillsd-ts-host-")));
@@ -28,12 +28,7 @@ describe("slash commands through the TypeScript client", () => {
   let client;
   before(() => {
     tree = hostTree();
-    client = SkillsdClient.spawn({
-      command: PYTHON,
-      args: ["-m", "skillsd", "serve"],
-      cwd: tree.project,
-      env: daemonEnv(tree),
-    });
+    client = spawnDaemon(tree);
   });
   after(async () => {
     await client.close();

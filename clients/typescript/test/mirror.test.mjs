@@ -7,19 +7,14 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 
-import { CatalogMirror, SkillsdClient } from "../dist/index.js";
-import { PYTHON, daemonEnv, makeTree, writeSkill } from "./helpers.mjs";
+import { CatalogMirror } from "../dist/index.js";
+import { makeTree, spawnDaemon, writeSkill } from "./helpers.mjs";
 
 let tree;
 let client;
 before(() => {
   tree = makeTree();
-  client = SkillsdClient.spawn({
-    command: PYTHON,
-    args: ["-m", "skillsd", "serve"],
-    cwd: tree.project,
-    env: daemonEnv(tree),
-  });
+  client = spawnDaemon(tree);
 });
 after(async () => {
   await client.close();

@@ -1,0 +1,30 @@
+"""The daemon tests' usual setup: the realistic project tree (``skill_tree.make_project``) with a
+config that allows loads, and a stdio daemon on it. A module defines its own to differ."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.daemon.daemon_harness import StdioDaemon
+from tests.daemon.skill_tree import daemon_env, make_project
+from tests.daemon.test_skill_methods import Client
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> dict[str, Path]:
+    # A host that wants silent loads ships this (SPEC 7); the default, `ask`, is proven in
+    # tests/daemon/test_policy_methods.py.
+    (tmp_path / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
+    return make_project(tmp_path)
+
+
+@pytest.fixture
+def client(tree: dict[str, Path]) -> Iterator[Client]:
+    daemon = StdioDaemon(environ=daemon_env(tree))
+    try:
+        yield Client(daemon, tree["project"])
+    finally:
+        daemon.kill()
