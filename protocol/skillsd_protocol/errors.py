@@ -26,6 +26,7 @@ ErrorKind = Literal[
     "state_unreadable",
     "state_write_failed",
     "not_user_invocable",
+    "not_model_invocable",
 ]
 
 
@@ -53,6 +54,7 @@ class ErrorCode(enum.IntEnum):
     STATE_UNREADABLE = 1013
     STATE_WRITE_FAILED = 1014
     NOT_USER_INVOCABLE = 1015
+    NOT_MODEL_INVOCABLE = 1016
 
 
 #: The code each application error kind is sent with.
@@ -74,6 +76,7 @@ KIND_CODES: dict[str, ErrorCode] = {
     "state_unreadable": ErrorCode.STATE_UNREADABLE,
     "state_write_failed": ErrorCode.STATE_WRITE_FAILED,
     "not_user_invocable": ErrorCode.NOT_USER_INVOCABLE,
+    "not_model_invocable": ErrorCode.NOT_MODEL_INVOCABLE,
 }
 
 
@@ -214,6 +217,14 @@ class NotUserInvocableData(ErrorData, tag="not_user_invocable", kw_only=True):
     path: str | None = None
 
 
+class NotModelInvocableData(ErrorData, tag="not_model_invocable", kw_only=True):
+    """A read on the model's behalf (its tools, MCP resources) of a skill whose author set
+    ``disable-model-invocation: true``: only the user may invoke it (``skill``, at ``path``)."""
+
+    skill: str | None = None
+    path: str | None = None
+
+
 #: The typed ``data`` of each application error kind.
 ERROR_DATA: dict[str, type[ErrorData]] = {
     "skill_not_found": SkillNotFoundData,
@@ -231,6 +242,7 @@ ERROR_DATA: dict[str, type[ErrorData]] = {
     "state_unreadable": StateUnreadableData,
     "state_write_failed": StateWriteFailedData,
     "not_user_invocable": NotUserInvocableData,
+    "not_model_invocable": NotModelInvocableData,
 }
 
 #: Decodes an application error's ``data`` into its kind's type (a tagged union on ``kind``).
@@ -250,4 +262,5 @@ AnyErrorData = (
     | StateUnreadableData
     | StateWriteFailedData
     | NotUserInvocableData
+    | NotModelInvocableData
 )
