@@ -12,10 +12,12 @@ session changes on its event loop: :func:`load` only reads, :func:`record_load` 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from skillsd.core import limits
 from skillsd.core.agents import (
@@ -27,6 +29,7 @@ from skillsd.core.agents import (
     render_agent,
     resolve_agent_skills,
 )
+from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.catalog import Catalog, build_catalog, list_result
 from skillsd.core.catalog_delta import DeltaIds
 from skillsd.core.catalog_prompt import (
@@ -56,11 +59,18 @@ from skillsd.core.resources import list_skill_files, read_resource, read_skill_f
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session
 from skillsd.core.skill_render import render_skill
-from skillsd.core.skillfile import SKILL_FILE, Mode, ParsedSkillFile, read_skill_file
+from skillsd.core.skillfile import (
+    SKILL_FILE,
+    Mode,
+    ParsedSkillFile,
+    read_skill_file,
+    written_frontmatter,
+)
 from skillsd.core.state import StateStore
 from skillsd.core.trust import TrustState, resolve_trust
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.errors import (
+    NotModelInvocableData,
     NotUserInvocableData,
     PermissionDeniedData,
     PermissionRequiredData,
@@ -106,6 +116,7 @@ from skillsd_protocol.messages import (
 )
 
 __all__ = [
+    "FileDigest",
     "Invocation",
     "OperationView",
     "PolicyCheck",
@@ -114,6 +125,7 @@ __all__ = [
     "agents_list",
     "commands",
     "gate_load",
+    "gate_model_read",
     "inspect",
     "invoke",
     "list_skills",
@@ -127,6 +139,8 @@ __all__ = [
     "resolve",
     "search",
     "session_cwd",
+    "skill_contents",
+    "skill_file_names",
     "skill_file_verdict",
     "tool_failure",
     "tools_call",
@@ -344,18 +358,85 @@ def load(view: OperationView, params: LoadParams) -> LoadResult:
     return loaded
 
 
+def gate_model_read(view: OperationView, skill: SkillMetadata) -> None:
+    """A read on the model's behalf (its tools, MCP resources and the skills extension) obeys
+    the model's rules: refused for a skill only the user may invoke, and checked like a load
+    (a deny refuses; a skill the session has not loaded also needs the load's ``ask``)."""
+    if not skill.invocation.model:
+        raise SkillsdError(
+            f"skill {skill.name!r} is for the user only (its author set "
+            "`disable-model-invocation: true`): the model may not read its files",
+            NotModelInvocableData(skill=skill.name, path=skill.path),
+        )
+    loaded = view.session is not None and skill.path in view.session.loaded
+    refusal = gate_load(view, skill.name, action="reading", deny_only=loaded)
+    if refusal is not None:
+        raise refusal
+
+
 def read_file(
     view: OperationView, params: ReadFileParams, *, model: bool = False
 ) -> ReadFileResult:
     """``skills.readFile``: a window of one file inside the skill's directory, checked like a
-    load of the skill (SPEC 15): a deny refuses it; for the ``model`` (``skill_read_file``), a
-    skill its session has not loaded also needs the load's ``ask`` answered."""
+    load of the skill (a deny refuses it); for the ``model``, as :func:`gate_model_read`
+    says."""
     skill = resolve(view.catalog, params)
-    loaded = view.session is not None and skill.path in view.session.loaded
-    refusal = gate_load(view, skill.name, action="reading", deny_only=not model or loaded)
-    if refusal is not None:
-        raise refusal
+    if model:
+        gate_model_read(view, skill)
+    else:
+        refusal = gate_load(view, skill.name, action="reading", deny_only=True)
+        if refusal is not None:
+            raise refusal
     return read_resource(skill.dir, params.file, offset=params.offset, length=params.length)
+
+
+@dataclass(frozen=True, slots=True)
+class FileDigest:
+    """One file of a skill as the MCP skills extension lists it."""
+
+    file: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class SkillContents:
+    """A skill's frontmatter as written (all strings) and its files with their digests, or
+    None past the listing bounds (the client then reads the directory as it goes)."""
+
+    skill: SkillMetadata
+    frontmatter: dict[str, Any]
+    files: list[FileDigest] | None
+
+
+def skill_file_names(view: OperationView, skill: SkillMetadata) -> list[str]:
+    """Every file of ``skill``, ``SKILL.md`` first, gated like a model read. Reads a folder."""
+    gate_model_read(view, skill)
+    return [SKILL_FILE, *list_skill_files(skill.dir)]
+
+
+def skill_contents(view: OperationView, skill: SkillMetadata) -> SkillContents:
+    """What the model may know of ``skill`` without loading it: gated like a model read (see
+    :func:`gate_model_read`). Reads files."""
+    gate_model_read(view, skill)
+    names = [SKILL_FILE, *list_skill_files(skill.dir, max_files=limits.MAX_LISTED_FILES + 1)]
+    files: list[FileDigest] | None = []
+    total = 0
+    for name in names:
+        if len(names) > limits.MAX_LISTED_FILES:
+            files = None
+            break
+        try:
+            read = read_regular_file(f"{skill.dir}/{name}", limits.MAX_LISTED_BYTES - total)
+        except (OSError, ValueError):
+            continue  # gone or not a regular file since it was listed
+        total += len(read.data)
+        if read.over_cap:
+            files = None
+            break
+        assert files is not None
+        files.append(FileDigest(name, len(read.data), hashlib.sha256(read.data).hexdigest()))
+    return SkillContents(skill, written_frontmatter(skill.path), files)
 
 
 def _within_budget(params: PromptParams) -> bool:

@@ -59,3 +59,62 @@ def test_operations_import_only_the_core_and_the_protocol() -> None:
     assert ours, "the operations layer imports nothing of ours?"
     outside = {n for n in ours if not n.startswith(("skillsd.core", "skillsd_protocol"))}
     assert not outside, f"skillsd.operations reaches above the core: {sorted(outside)}"
+
+
+#: The faces: each translates its own wire (or screen) to the runtime and back.
+FACES = ("daemon", "mcp_bridge", "cli", "tui")
+#: Beneath the faces: the core, the operations and the runtime (services and use cases).
+BENEATH = ("core", "runtime")
+
+
+def _package_of(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "skillsd" else None
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted((PACKAGE / package).rglob("*.py"))
+
+
+#: The CLI is also the program's entry: ``serve``/``proxy``, ``mcp`` and ``ui`` start the other
+#: faces through these entry points, and use nothing else of them.
+FACE_ENTRIES = {
+    "skillsd.daemon.app",
+    "skillsd.daemon.process_memory",
+    "skillsd.daemon.proxy",
+    "skillsd.daemon.socket_server",
+    "skillsd.daemon.stdio",
+    "skillsd.mcp_bridge.transports",
+    "skillsd.tui",
+}
+
+
+def test_no_face_imports_another() -> None:
+    offenders = {}
+    for face in FACES:
+        for path in _modules(face):
+            others = {
+                n
+                for n in _imports(path)
+                if _package_of(n) in FACES
+                and _package_of(n) != face
+                and not (face == "cli" and n in FACE_ENTRIES)
+            }
+            if others:
+                offenders[str(path.relative_to(PACKAGE))] = sorted(others)
+    assert not offenders, f"a face imports another face: {offenders}"
+
+
+def test_nothing_beneath_the_faces_imports_a_face() -> None:
+    offenders = {}
+    for path in [*(p for b in BENEATH for p in _modules(b)), OPERATIONS]:
+        faces = {n for n in _imports(path) if _package_of(n) in FACES}
+        if faces:
+            offenders[str(path.relative_to(PACKAGE))] = sorted(faces)
+    assert not offenders, f"the runtime or the core imports a face: {offenders}"
+
+
+def test_the_mcp_bridge_and_the_daemon_share_the_runtime() -> None:
+    for face in ("daemon", "mcp_bridge"):
+        imported = {n for p in _modules(face) for n in _imports(p)}
+        assert any(n.startswith("skillsd.runtime") for n in imported), face

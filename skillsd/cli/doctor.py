@@ -29,7 +29,7 @@ from skillsd.core.permissions import Policy
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.trust import resolve_trust
 from skillsd.core.watch_plan import watch_plan
-from skillsd.daemon.watcher import Subscription, WatchService
+from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol import Diagnostic, Scope, SkillLoadError
 from skillsd_protocol.messages import AgentLoadError
 

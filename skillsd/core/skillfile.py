@@ -14,7 +14,12 @@ from typing import Literal
 import msgspec
 
 from skillsd.core import limits
-from skillsd.core.bounded_read import NotRegularFile, open_regular_file, read_at_most
+from skillsd.core.bounded_read import (
+    NotRegularFile,
+    open_regular_file,
+    read_at_most,
+    read_regular_file,
+)
 from skillsd.core.file_version import StatKey
 from skillsd.core.frontmatter import (
     FrontmatterError,
@@ -281,3 +286,16 @@ def _failed(path: str, key: StatKey | None, code: str, message: str) -> ParsedSk
     return ParsedSkillFile(
         path=path, fields=None, diagnostics=[_diag("error", code, message, path)], stat=key
     )
+
+
+def written_frontmatter(path: str) -> dict[str, object]:
+    """A SKILL.md's frontmatter as written (the all-strings YAML a skill carries), or ``{}``
+    when the file has none or can no longer be read (the next listing says why)."""
+    try:
+        data = read_regular_file(path, limits.MAX_SKILL_FILE_BYTES).data
+        located = locate_frontmatter(data, at_eof=True)
+        if located is None:
+            return {}
+        return dict(load_frontmatter(decode_frontmatter(data, located)))
+    except (OSError, NotRegularFile, ValueError, FrontmatterError):
+        return {}

@@ -24,7 +24,7 @@ from skillsd.daemon.endpoint import RequestContext, Router
 from skillsd_protocol import METHODS
 
 if TYPE_CHECKING:
-    from skillsd.daemon.services import Services
+    from skillsd.runtime.services import Services
 
 __all__ = ["TEST_HOOKS_ENV", "build_router", "run"]
 
@@ -60,7 +60,7 @@ def build_router(services: Services | None = None, *, deferred: bool = False) ->
 def _skill_methods(services: Services | None = None) -> Router:
     """A router holding the skill, session and tool methods."""
     from skillsd.daemon import handlers
-    from skillsd.daemon.services import Services
+    from skillsd.runtime.services import Services
 
     router = Router()
     handlers.register(router, services or Services.create())

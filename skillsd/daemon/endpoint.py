@@ -60,9 +60,9 @@ from skillsd.daemon.rpc_errors import (
     InvalidRequest,
     MethodNotFound,
     ParseError,
-    RequestCancelled,
     RpcError,
 )
+from skillsd.runtime.file_ops import RequestCancelled
 from skillsd_protocol import KIND_CODES, ErrorCode
 from skillsd_protocol.messages import CancelParams, ProgressParams, ProgressValue
 
@@ -741,6 +741,8 @@ class Connection:
         id_ = None if ctx.id is UNSET else ctx.id
         if isinstance(exc, RpcError):
             return _error_payload(id_, exc.code, exc.message, exc.data)
+        if isinstance(exc, RequestCancelled):
+            return _error_payload(id_, ErrorCode.REQUEST_CANCELLED, exc.message)
         if isinstance(exc, SkillsdError):
             if isinstance(exc.data, InvalidParamsData):
                 # The core's own parameter checks (a bad limit, offset, format...).

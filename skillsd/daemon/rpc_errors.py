@@ -16,7 +16,6 @@ __all__ = [
     "InvalidRequest",
     "MethodNotFound",
     "ParseError",
-    "RequestCancelled",
     "RpcError",
 ]
 
@@ -50,7 +49,3 @@ class InvalidParams(RpcError):
 
 class InternalError(RpcError):
     code = ErrorCode.INTERNAL_ERROR
-
-
-class RequestCancelled(RpcError):
-    code = ErrorCode.REQUEST_CANCELLED

@@ -1,25 +1,24 @@
-"""The MCP server: the SDK's low-level ``Server`` wired to the operations layer (SPEC 16).
+"""The MCP server: the SDK's low-level ``Server`` over the runtime's use cases.
 
-One process serves one project (``--cwd``, else each connection's first root). Each MCP
-connection is one skillsd session (reload suppression, grants, trust as in the daemon).
-Catalogs come from the daemon's own
-:class:`~skillsd.daemon.services.Services` (cache, watcher, policy), so what an MCP client sees is
-what a skillsd client sees; every request below translates MCP params to an operation and its
-result back, nothing more.
+One process serves one project (``--cwd``, else the client's first root). Sessions, as in the
+daemon, carry reload suppression, grants and compaction: on stdio the process serves one client
+and is one skillsd session from start to exit, whatever the protocol version; over HTTP one
+``Mcp-Session-Id`` is one session, and a request without one (the stateless 2026-07-28 era)
+stands alone, with no session. Every request translates MCP params into a use case of
+:mod:`skillsd.runtime.requests` and its result back, nothing more.
 
 The MCP client's approval of a tool call stands in for ``ask`` (the host asked its user before
-calling); ``deny`` and ``finalDeny`` still refuse.
+calling); ``deny`` and ``finalDeny`` still refuse, and a skill only the user may invoke is
+refused on every model-facing path.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import os
-import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import unquote
 
 import mcp_types as types
@@ -31,21 +30,20 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, R
 from skillsd import __version__
 from skillsd import operations as ops
 from skillsd.core import limits
-from skillsd.core.bounded_read import read_regular_file
-from skillsd.core.errors import SkillsdError
-from skillsd.core.frontmatter import decode_frontmatter, load_frontmatter, locate_frontmatter
-from skillsd.core.model_tools import decode_tool_call, tool_definitions
-from skillsd.core.permissions import Check
-from skillsd.core.resources import list_skill_files
-from skillsd.core.skillfile import SKILL_FILE
-from skillsd.daemon.services import Services, View
+from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.model_tools import tool_definitions
 from skillsd.mcp_bridge.skill_uris import SkillUris
-from skillsd_protocol import SkillMetadata
+from skillsd.runtime import requests as rq
+from skillsd.runtime.file_ops import RequestCancelled
+from skillsd.runtime.services import Services, View
+from skillsd_protocol import KIND_CODES, SkillMetadata
 from skillsd_protocol.messages import (
+    Command,
     CommandsParams,
     InvokeParams,
     ReadFileParams,
     SkillsChangedParams,
+    ToolsCallParams,
 )
 
 __all__ = ["SKILLS_EXTENSION", "SkillsBridge"]
@@ -56,12 +54,16 @@ log = logging.getLogger(__name__)
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 #: Entries per page of ``resources/list`` and ``skills/list``.
 PAGE = 100
-#: A skill lists its files in ``skills/list`` up to these bounds, else ``"dynamic"`` (SPEC 16).
-MAX_LISTED = 512
-MAX_LISTED_BYTES = 16 * 1024 * 1024
 #: How long a client may cache ``skills/list`` (changes are announced anyway).
 TTL_MS = 60_000
 INVALID_PARAMS = -32602
+REQUEST_CANCELLED = -32800
+#: The protocol version from which results carry ``resultType``.
+RESULT_TYPE_SINCE = "2026-07-28"
+#: The longest cursor this server gives out (a page offset).
+MAX_CURSOR_CHARS = 20
+
+Transport = Literal["stdio", "http"]
 
 
 class SkillsListParams(types.RequestParams):
@@ -78,26 +80,49 @@ class DirectoryReadParams(types.RequestParams):
 
 @dataclass(eq=False)
 class _Connection:
-    """One MCP connection: its project, its skillsd session and the URIs it subscribed to."""
+    """One MCP client: its project, its skillsd session (None: a stateless request) and the
+    URIs it subscribed to; ``outbound`` sends it notifications."""
 
     cwd: str
-    session_id: str
-    mcp_session: Any
+    session_id: str | None
+    outbound: Any = None
     subscribed: set[str] = field(default_factory=set)
 
 
-class SkillsBridge:
-    """The MCP server of one project, over the daemon's services."""
+def _mcp_error(exc: SkillsdError | RequestCancelled) -> MCPError:
+    """The MCP error for a refusal: its JSON-RPC code (never 0) and its one-line message."""
+    if isinstance(exc, RequestCancelled):
+        return MCPError(REQUEST_CANCELLED, exc.message)
+    if isinstance(exc.data, InvalidParamsData):
+        return MCPError(INVALID_PARAMS, exc.message)
+    return MCPError(int(KIND_CODES.get(exc.kind, INVALID_PARAMS)), exc.message)
 
-    def __init__(self, services: Services, cwd: str, *, cwd_given: bool = True) -> None:
+
+class SkillsBridge:
+    """The MCP server of one project, over the runtime."""
+
+    def __init__(
+        self,
+        services: Services,
+        cwd: str,
+        *,
+        cwd_given: bool = True,
+        transport: Transport = "stdio",
+    ) -> None:
         self.services = services
         self.cwd = cwd
         #: Without ``--cwd``, a client that offers roots names the project (its first root).
         self.cwd_given = cwd_given
-        self._connections: weakref.WeakKeyDictionary[Any, _Connection] = weakref.WeakKeyDictionary()
+        self.transport = transport
+        #: stdio: the one client; HTTP: one per ``Mcp-Session-Id``.
+        self._stdio: _Connection | None = None
+        self._http: dict[str, _Connection] = {}
+        self._opening: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         #: Change events for `subscriptions/listen` streams (the 2026-07-28 era).
         self._bus = InMemorySubscriptionBus()
+        #: What every request of this bridge tells the runtime about itself.
+        self._caller = rq.Caller(listener=self, host_approves=True)
 
     # -- the SDK server ----------------------------------------------------------------------
 
@@ -139,13 +164,47 @@ class SkillsBridge:
     # -- per connection ----------------------------------------------------------------------
 
     async def _connection(self, ctx: Any) -> _Connection:
-        conn = self._connections.get(ctx.session)
-        if conn is None:
+        """The client a request comes from, its skillsd session opened (and held, so the
+        session cap never drops it) on its first request."""
+        key = self._session_key(ctx)
+        conn = self._stdio if self.transport == "stdio" else self._http.get(key or "")
+        if conn is not None:
+            return conn
+        if self._opening is None:
+            self._opening = asyncio.Lock()
+        async with self._opening:  # two first requests at once open one session
+            conn = self._stdio if self.transport == "stdio" else self._http.get(key or "")
+            if conn is not None:
+                return conn
             cwd = self.cwd if self.cwd_given else await self._first_root(ctx) or self.cwd
-            session, _resumed = self.services.sessions.open(None, cwd)
-            conn = _Connection(cwd, session.id, ctx.session)
-            self._connections[ctx.session] = conn
-        return conn
+            session_id = None
+            if self.transport == "stdio" or key is not None:
+                session, _resumed = self.services.sessions.open(None, cwd)
+                self.services.sessions.hold(session.id)
+                session_id = session.id
+            conn = _Connection(cwd, session_id, ctx.session)
+            if self.transport == "stdio":
+                self._stdio = conn
+            elif key is not None:
+                self._http[key] = conn
+            # Watching starts with the client, not with its first list: a subscription made
+            # right after `initialize` hears the next edit.
+            await self.services.view(cwd=cwd, session_id=None, listener=self)
+            return conn
+
+    @staticmethod
+    def _session_key(ctx: Any) -> str | None:
+        """The HTTP client's ``Mcp-Session-Id`` (None on stdio and for stateless requests)."""
+        request = getattr(ctx, "request", None)
+        headers = getattr(request, "headers", None)
+        return headers.get("mcp-session-id") if headers is not None else None
+
+    def end_session(self, mcp_session_id: str) -> None:
+        """An HTTP client's session ended (deleted, or expired): its skillsd session goes."""
+        conn = self._http.pop(mcp_session_id, None)
+        if conn is not None and conn.session_id is not None:
+            self.services.sessions.release(conn.session_id)
+            self.services.sessions.close(conn.session_id)
 
     @staticmethod
     async def _first_root(ctx: Any) -> str | None:
@@ -165,32 +224,23 @@ class SkillsBridge:
                     return os.path.realpath(path)
         return None
 
-    async def _view(self, ctx: Any) -> View:
-        conn = await self._connection(ctx)
-        view = await self.services.view(cwd=conn.cwd, session_id=conn.session_id, listener=self)
-        seen = view.seen
-        check = seen.check
-        if check is not None:
-
-            def approved(session: Any, tool: str, input: str | None) -> Check:
-                # The host asked its user before calling the tool: that answers `ask`.
-                result = check(session, tool, input)
-                if result.decision == "ask":
-                    return Check("allow", result.layer, result.rule)
-                return result
-
-            seen = ops.OperationView(
-                seen.catalog, seen.session, approved, seen.trust, seen.is_trusted
-            )
-        return View(seen, view.entry)
+    async def _view(self, conn: _Connection) -> View:
+        """What the client sees, for the listings a face renders itself (resources, prompts)."""
+        try:
+            view = await self.services.view(cwd=conn.cwd, session_id=conn.session_id, listener=self)
+        except SkillsdError as exc:
+            raise _mcp_error(exc) from None
+        return rq.model_view(view)
 
     # -- change notifications (catalog cache -> MCP clients) ----------------------------------
 
     def notify(self, method: str, params: SkillsChangedParams) -> None:
-        """A catalog changed on disk (``skills.changed``): tell every connection (2025-11-25:
+        """A catalog changed on disk: tell each client of that project once (2025-11-25:
         notifications; 2026-07-28: events on the ``subscriptions/listen`` streams)."""
-        for conn in list(self._connections.values()):
-            self._spawn(self._announce(conn, params))
+        clients = [self._stdio] if self._stdio is not None else list(self._http.values())
+        for conn in clients:
+            if conn is not None and os.path.realpath(conn.cwd) == params.cwd:
+                self._spawn(self._announce(conn, params))
         self._spawn(self._publish(params))
 
     async def _publish(self, params: SkillsChangedParams) -> None:
@@ -205,8 +255,8 @@ class SkillsBridge:
 
     async def _announce(self, conn: _Connection, params: SkillsChangedParams) -> None:
         try:
-            await conn.mcp_session.send_resource_list_changed()
-            await conn.mcp_session.send_prompt_list_changed()
+            await conn.outbound.send_resource_list_changed()
+            await conn.outbound.send_prompt_list_changed()
             if conn.subscribed:
                 view = await self.services.view(cwd=conn.cwd, session_id=conn.session_id)
                 uris = SkillUris(view.catalog.skills)
@@ -214,7 +264,7 @@ class SkillsBridge:
                 for uri in list(conn.subscribed):
                     target = uris.resolve(uri)
                     if target is None or target.skill.id in touched:
-                        await conn.mcp_session.send_resource_updated(uri)
+                        await conn.outbound.send_resource_updated(uri)
         except Exception:  # a client gone meanwhile: nothing to tell
             log.debug("could not send a change notification", exc_info=True)
 
@@ -234,19 +284,17 @@ class SkillsBridge:
         )
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        conn = await self._connection(ctx)
+        call = ToolsCallParams(
+            name=params.name,
+            arguments=dict(params.arguments or {}),
+            cwd=conn.cwd,
+            session_id=conn.session_id,
+        )
         try:
-            request = decode_tool_call(params.name, dict(params.arguments or {}))
-            view = await self._view(ctx)
-            index = (
-                await self.services.search_index(view) if request.operation == "search" else None
-            )
-        except SkillsdError as exc:
-            result = ops.tool_failure(exc)
-        else:
-            call = await self.services.run_file_op(ops.tools_call, view.seen, request, index)
-            if call.loaded is not None:
-                ops.record_load(view.session, call.loaded, view.catalog)
-            result = call.result
+            result = await rq.tools_call(self.services, call, self._caller)
+        except RequestCancelled as exc:
+            raise _mcp_error(exc) from None
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.content)],
             is_error=result.is_error,
@@ -254,13 +302,14 @@ class SkillsBridge:
 
     # -- resources ---------------------------------------------------------------------------
 
-    async def _visible(self, ctx: Any) -> tuple[View, list[SkillMetadata], SkillUris]:
-        view = await self._view(ctx)
+    async def _visible(self, ctx: Any) -> tuple[_Connection, list[SkillMetadata], SkillUris]:
+        conn = await self._connection(ctx)
+        view = await self._view(conn)
         skills = [s for s in view.catalog.skills if s.enabled and s.invocation.model]
-        return view, skills, SkillUris(view.catalog.skills)
+        return conn, skills, SkillUris(view.catalog.skills)
 
     async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
-        _view, skills, uris = await self._visible(ctx)
+        _conn, skills, uris = await self._visible(ctx)
         start = _page_start(params.cursor if params is not None else None)
         page = skills[start : start + PAGE]
         return types.ListResourcesResult(
@@ -279,16 +328,29 @@ class SkillsBridge:
     async def _read_resource(
         self, ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        view, _skills, uris = await self._visible(ctx)
+        conn, _skills, uris = await self._visible(ctx)
         uri = str(params.uri)
         target = uris.resolve(uri)
         if target is None:
             raise MCPError(INVALID_PARAMS, f"no skill resource {uri!r}")
-        read = ReadFileParams(id=target.skill.id, file=target.file, length=limits.MAX_READ_BYTES)
+        read = ReadFileParams(
+            id=target.skill.id,
+            file=target.file,
+            length=limits.MAX_READ_BYTES,
+            cwd=conn.cwd,
+            session_id=conn.session_id,
+        )
         try:
-            window = await self.services.run_file_op(ops.read_file, view.seen, read, model=True)
-        except SkillsdError as exc:
-            raise MCPError(INVALID_PARAMS, exc.message) from None
+            window = await rq.read_file(self.services, read, self._caller, model=True)
+        except (SkillsdError, RequestCancelled) as exc:
+            raise _mcp_error(exc) from None
+        if window.truncated:
+            # Never a silent cut: a file past the read limit is refused, naming it.
+            raise MCPError(
+                int(KIND_CODES["too_large"]),
+                f"{uri}: {window.size} bytes is over the {limits.MAX_READ_BYTES}-byte read "
+                "limit; read it in windows with the skill_read_file tool",
+            )
         mime = "text/markdown" if target.file.endswith(".md") else None
         contents: types.TextResourceContents | types.BlobResourceContents
         if window.encoding == "utf-8":
@@ -298,7 +360,14 @@ class SkillsBridge:
         return types.ReadResourceResult(contents=[contents])
 
     async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> Any:
-        (await self._connection(ctx)).subscribed.add(str(params.uri))
+        conn = await self._connection(ctx)
+        if len(conn.subscribed) >= limits.MAX_MCP_SUBSCRIPTIONS:
+            raise MCPError(
+                int(KIND_CODES["too_large"]),
+                f"this session already holds {limits.MAX_MCP_SUBSCRIPTIONS} subscriptions "
+                "(the limit): unsubscribe from some first",
+            )
+        conn.subscribed.add(str(params.uri))
         return types.EmptyResult()
 
     async def _unsubscribe(self, ctx: Any, params: Any) -> Any:
@@ -307,13 +376,23 @@ class SkillsBridge:
 
     # -- prompts: the slash commands ---------------------------------------------------------
 
+    async def _prompts(self, conn: _Connection) -> dict[str, Command]:
+        """Each command under a unique prompt name: the first of a name in catalog order keeps
+        it, the others get ``<name>@<scope>`` so that none hides another."""
+        try:
+            view, listed = await rq.commands(
+                self.services, CommandsParams(cwd=conn.cwd, session_id=conn.session_id)
+            )
+        except SkillsdError as exc:
+            raise _mcp_error(exc) from None
+        return view.catalog.derived("mcp:prompts", lambda: _prompt_names(listed.commands, view))
+
     async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
-        view = await self._view(ctx)
-        listed = ops.commands(view.seen, CommandsParams())
+        prompts = await self._prompts(await self._connection(ctx))
         return types.ListPromptsResult(
             prompts=[
                 types.Prompt(
-                    name=c.name,
+                    name=name,
                     description=c.description,
                     arguments=[
                         types.PromptArgument(
@@ -323,21 +402,27 @@ class SkillsBridge:
                         )
                     ],
                 )
-                for c in listed.commands
+                for name, c in prompts.items()
             ]
         )
 
     async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> Any:
-        view = await self._view(ctx)
-        arguments = (params.arguments or {}).get("arguments", "")
         conn = await self._connection(ctx)
-        invoke = InvokeParams(name=params.name, arguments=arguments, session_id=conn.session_id)
+        command = (await self._prompts(conn)).get(params.name)
+        arguments = (params.arguments or {}).get("arguments", "")
+        invoke = InvokeParams(
+            # A skill by its id (its name may be shared); a command file, or an unknown
+            # name (answered with suggestions), by name.
+            id=command.skill if command is not None else None,
+            name=None if command is not None and command.skill else _plain(params.name, command),
+            arguments=arguments,
+            cwd=conn.cwd,
+            session_id=conn.session_id,
+        )
         try:
-            invocation = await self.services.run_file_op(ops.invoke, view.seen, invoke)
-        except SkillsdError as exc:
-            raise MCPError(INVALID_PARAMS, exc.message) from None
-        ops.record_invocation(view.session, invocation)
-        result = invocation.result
+            result = await rq.invoke(self.services, invoke, self._caller)
+        except (SkillsdError, RequestCancelled) as exc:
+            raise _mcp_error(exc) from None
         source = result.skill or result.command
         return types.GetPromptResult(
             description=source.description if source is not None else None,
@@ -350,32 +435,58 @@ class SkillsBridge:
 
     # -- the skills extension (SEP-2640) -----------------------------------------------------
 
-    async def _skills_list(self, ctx: Any, params: SkillsListParams) -> dict[str, Any]:
-        _view, skills, uris = await self._visible(ctx)
-        start = _page_start(params.cursor)
-        page = skills[start : start + PAGE]
-        entries = await asyncio.to_thread(lambda: [_skill_entry(s, uris) for s in page])
-        result: dict[str, Any] = {"skills": entries, "ttlMs": TTL_MS, "cacheScope": "private"}
-        if start + PAGE < len(skills):
-            result["nextCursor"] = str(start + PAGE)
+    def _with_result_type(self, ctx: Any, result: dict[str, Any]) -> dict[str, Any]:
+        """From 2026-07-28 on every result names its type; the skills extension's are complete."""
+        version = getattr(ctx, "protocol_version", None) or ""
+        if version >= RESULT_TYPE_SINCE:
+            result["resultType"] = "complete"
         return result
 
+    async def _skills_list(self, ctx: Any, params: SkillsListParams) -> dict[str, Any]:
+        conn, skills, uris = await self._visible(ctx)
+        start = _page_start(params.cursor)
+        page = skills[start : start + PAGE]
+        contents = await rq.skill_contents(
+            self.services, conn.cwd, conn.session_id, page, self._caller
+        )
+        result: dict[str, Any] = {
+            "skills": [_skill_entry(c, uris) for c in contents],
+            "ttlMs": TTL_MS,
+            "cacheScope": "private",
+        }
+        if start + PAGE < len(skills):
+            result["nextCursor"] = str(start + PAGE)
+        return self._with_result_type(ctx, result)
+
     async def _skills_get(self, ctx: Any, params: SkillsGetParams) -> dict[str, Any]:
-        _view, skills, uris = await self._visible(ctx)
+        conn, _skills, uris = await self._visible(ctx)
         target = uris.resolve(params.uri)
-        if target is None or target.skill not in skills:
+        if target is None:
             raise MCPError(INVALID_PARAMS, f"no skill {params.uri!r}")
-        entry = await asyncio.to_thread(_skill_entry, target.skill, uris)
-        return {"skill": entry, "ttlMs": TTL_MS, "cacheScope": "private"}
+        try:
+            contents = await rq.skill_contents(
+                self.services, conn.cwd, conn.session_id, [target.skill], self._caller, strict=True
+            )
+        except (SkillsdError, RequestCancelled) as exc:
+            raise _mcp_error(exc) from None
+        entry = _skill_entry(contents[0], uris)
+        return self._with_result_type(
+            ctx, {"skill": entry, "ttlMs": TTL_MS, "cacheScope": "private"}
+        )
 
     async def _directory_read(self, ctx: Any, params: DirectoryReadParams) -> dict[str, Any]:
-        _view, skills, uris = await self._visible(ctx)
+        conn, _skills, uris = await self._visible(ctx)
         target = uris.resolve(params.uri if params.uri.endswith("/") else params.uri + "/")
-        if target is None or target.skill not in skills:
+        if target is None:
             raise MCPError(INVALID_PARAMS, f"no skill directory {params.uri!r}")
+        try:
+            files = await rq.skill_files(
+                self.services, conn.cwd, conn.session_id, target.skill, self._caller
+            )
+        except (SkillsdError, RequestCancelled) as exc:
+            raise _mcp_error(exc) from None
         folder = target.file.rstrip("/")
-        files = await asyncio.to_thread(list_skill_files, target.skill.dir)
-        inside = [f for f in [SKILL_FILE, *files] if not folder or f.startswith(folder + "/")]
+        inside = [f for f in files if not folder or f.startswith(folder + "/")]
         return {
             "resources": [
                 {"uri": uris.file_uri(target.skill, f), "name": f.rsplit("/", 1)[-1]}
@@ -386,7 +497,7 @@ class SkillsBridge:
 
 async def _advertise_extension(ctx: Any, call_next: Any) -> Any:
     """Keep the skills extension in the ``initialize`` reply on every protocol version: the
-    SDK sieves ``capabilities.extensions`` out of the 2025-11-25 reply (SPEC 16)."""
+    SDK sieves ``capabilities.extensions`` out of the 2025-11-25 reply."""
     result = await call_next(ctx)
     if ctx.method == "initialize" and isinstance(result, dict):
         capabilities = result.setdefault("capabilities", {})
@@ -395,53 +506,47 @@ async def _advertise_extension(ctx: Any, call_next: Any) -> Any:
 
 
 def _page_start(cursor: str | None) -> int:
+    """The offset a cursor this server gave names; anything else is ``-32602`` naming
+    ``cursor``."""
     if cursor is None:
         return 0
-    if not cursor.isdigit():
-        raise MCPError(INVALID_PARAMS, f"cursor {cursor!r} is not one this server gave")
+    if len(cursor) > MAX_CURSOR_CHARS or not (cursor.isascii() and cursor.isdigit()):
+        raise MCPError(INVALID_PARAMS, "`cursor` is not one this server gave")
     return int(cursor)
 
 
-def _skill_entry(skill: SkillMetadata, uris: SkillUris) -> dict[str, Any]:
-    """One ``skills/list`` entry: the URI, the frontmatter as written (all strings) and every
-    file with its digest and size (``"dynamic"`` past the listing bounds)."""
-    files = [SKILL_FILE, *list_skill_files(skill.dir, max_files=MAX_LISTED + 1)]
-    resources: list[dict[str, Any]] | str = []
-    total = 0
-    for name in files:
-        if len(files) > MAX_LISTED:
-            resources = "dynamic"
-            break
-        try:
-            read = read_regular_file(f"{skill.dir}/{name}", MAX_LISTED_BYTES - total)
-        except (OSError, ValueError):
-            continue
-        total += len(read.data)
-        if read.over_cap:
-            resources = "dynamic"
-            break
-        assert isinstance(resources, list)
-        resources.append(
-            {
-                "uri": uris.file_uri(skill, name),
-                "digest": "sha256:" + hashlib.sha256(read.data).hexdigest(),
-                "size": len(read.data),
-            }
-        )
+def _prompt_names(commands: list[Command], view: View) -> dict[str, Command]:
+    order = {s.id: i for i, s in enumerate(view.catalog.skills)}
+    first: dict[str, Command] = {}
+    for command in sorted(commands, key=lambda c: order.get(c.skill or "", len(order))):
+        name = command.name
+        if name in first:
+            skill = view.catalog.get(command.skill) if command.skill else None
+            scope = skill.scope if skill is not None else "command"
+            name = f"{command.name}@{scope}"
+            n = 2
+            while name in first:
+                name, n = f"{command.name}@{scope}{n}", n + 1
+        first[name] = command
+    return dict(sorted(first.items()))
+
+
+def _plain(prompt: str, command: Command | None) -> str:
+    return command.name if command is not None else prompt
+
+
+def _skill_entry(contents: ops.SkillContents, uris: SkillUris) -> dict[str, Any]:
+    """One ``skills/list`` entry: the URI, the frontmatter as written and every file with its
+    digest and size (``"dynamic"`` past the listing bounds)."""
+    skill = contents.skill
+    resources: list[dict[str, Any]] | str = "dynamic"
+    if contents.files is not None:
+        resources = [
+            {"uri": uris.file_uri(skill, f.file), "digest": "sha256:" + f.sha256, "size": f.size}
+            for f in contents.files
+        ]
     return {
         "uri": uris.skill_uri(skill),
-        "frontmatter": _frontmatter(skill.path),
+        "frontmatter": contents.frontmatter,
         "resources": resources,
     }
-
-
-def _frontmatter(path: str) -> dict[str, Any]:
-    """A SKILL.md's frontmatter as written (the all-strings YAML of SPEC 1)."""
-    try:
-        read = read_regular_file(path, limits.MAX_SKILL_FILE_BYTES)
-        located = locate_frontmatter(read.data, at_eof=True)
-        if located is None:
-            return {}
-        return dict(load_frontmatter(decode_frontmatter(read.data, located)))
-    except Exception:  # changed since it was listed: the next list says so
-        return {}

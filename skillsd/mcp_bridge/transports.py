@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import anyio
 
-from skillsd.daemon.services import Services
 from skillsd.mcp_bridge.server import SkillsBridge
+from skillsd.runtime.services import Services
 
 __all__ = ["serve_http", "serve_stdio"]
 
@@ -31,7 +31,7 @@ def serve_http(cwd: str, host: str, port: int, *, cwd_given: bool = True) -> int
     """Serve MCP clients over streamable HTTP on ``host:port``."""
     import uvicorn
 
-    bridge = SkillsBridge(Services.create(cwd=cwd), cwd, cwd_given=cwd_given)
+    bridge = SkillsBridge(Services.create(cwd=cwd), cwd, cwd_given=cwd_given, transport="http")
     server = bridge.server()
     app = server.streamable_http_app()
     uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from skillsd.core import catalog as catalog_module
-from skillsd.daemon.catalog_cache import CatalogCache
+from skillsd.runtime.catalog_cache import CatalogCache
 from skillsd_protocol.messages import SkillsChangedParams
 from tests.daemon.skill_tree import write_skill
 
@@ -46,7 +46,7 @@ def count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("skillsd.daemon.catalog_cache.build_catalog", counting)
+    monkeypatch.setattr("skillsd.runtime.catalog_cache.build_catalog", counting)
     return calls
 
 

@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 from skillsd.core.state import StateStore
 from skillsd.daemon import handlers, lifecycle
-from skillsd.daemon.catalog_cache import CatalogCache
 from skillsd.daemon.endpoint import Connection, Router
-from skillsd.daemon.services import Services
+from skillsd.runtime.catalog_cache import CatalogCache
+from skillsd.runtime.services import Services
 from skillsd_protocol import KIND_CODES, METHODS
 from tests.daemon.daemon_harness import StdioDaemon, request
 from tests.daemon.skill_tree import daemon_env, make_project

@@ -114,10 +114,15 @@ def test_resources_text_binary_and_containment(tree: dict[str, Path]) -> None:
             binary = (await session.read_resource("skill://fix-issue/assets/logo.bin")).contents[0]
             assert isinstance(binary, types.BlobResourceContents)
             assert base64.b64decode(binary.blob) == bytes(range(256))
-            for bad in ("skill://fix-issue/../deploy/SKILL.md", "skill://nope/SKILL.md"):
+            # Each refusal carries its JSON-RPC code: an unknown URI is a bad param, a path
+            # out of the skill is path_not_allowed (1006).
+            for bad, code in (
+                ("skill://fix-issue/../deploy/SKILL.md", 1006),
+                ("skill://nope/SKILL.md", -32602),
+            ):
                 with pytest.raises(MCPError) as refused:
                     await session.read_resource(bad)
-                assert refused.value.code == -32602
+                assert refused.value.code == code, refused.value
 
     run(body)
 

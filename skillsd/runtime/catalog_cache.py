@@ -1,7 +1,7 @@
 """Where catalogs are cached: one live catalog per (real cwd, extra roots, effective config).
 
 A cached catalog is served without touching the disk while nothing changed. The directories its
-scan visited are watched (:mod:`skillsd.daemon.watcher`, :mod:`skillsd.core.watch_plan`);
+scan visited are watched (:mod:`skillsd.runtime.watcher`, :mod:`skillsd.core.watch_plan`);
 events are debounced (``limits.WATCH_DEBOUNCE_SECONDS`` of quiet), then applied with
 :func:`skillsd.core.catalog.refresh_catalog`, which re-parses only files whose stat key
 changed, and every connection that listed the cwd gets ``skills.changed``.
@@ -31,7 +31,7 @@ from skillsd.core.discovery import RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.search import SearchIndex
 from skillsd.core.watch_plan import WatchPlan, changed_since, watch_plan
-from skillsd.daemon.watcher import Subscription, WatchService
+from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
 
 log = logging.getLogger(__name__)

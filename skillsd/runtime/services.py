@@ -8,16 +8,12 @@ of the catalog's config) is decided here, in exactly one place: :meth:`Services.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
 import os
-import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
-from skillsd.core import limits
 from skillsd.core.catalog import Catalog
 from skillsd.core.config import Config
 from skillsd.core.permissions import Check, PermissionsConfig, Policy, evaluate
@@ -25,9 +21,9 @@ from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.trust import TrustState, resolve_trust
-from skillsd.daemon.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
-from skillsd.daemon.rpc_errors import RequestCancelled
 from skillsd.operations import OperationView
+from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
+from skillsd.runtime.file_ops import FileOps
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -53,23 +49,6 @@ class View:
         return self.seen.cwd
 
 
-log = logging.getLogger(__name__)
-
-#: ``SKILLSD_FILE_OP_SECONDS=N`` replaces `limits.FILE_OP_SECONDS` (tests use a short one).
-FILE_OP_SECONDS_ENV = "SKILLSD_FILE_OP_SECONDS"
-
-
-def _seconds(text: str | None, default: float) -> float:
-    try:
-        value = float(text) if text is not None else default
-    except ValueError:
-        log.warning(
-            "%s=%r is not a number of seconds; using %g", FILE_OP_SECONDS_ENV, text, default
-        )
-        return default
-    return value if value > 0 else default
-
-
 @dataclass
 class Services:
     """Everything the handlers share. Built once per daemon process."""
@@ -81,16 +60,11 @@ class Services:
     home: str
     env: Mapping[str, str]
     sessions: SessionStore = field(default_factory=SessionStore)
-    _file_ops: asyncio.Semaphore = field(
-        default_factory=lambda: asyncio.Semaphore(limits.MAX_CONCURRENT_FILE_OPS)
-    )
+    #: File reads off the loop, with their time limit (``SKILLSD_FILE_OP_SECONDS``).
+    file_ops: FileOps = field(default_factory=FileOps)
     _policies: dict[tuple[PermissionsConfig, PermissionsConfig | None], Policy] = field(
         default_factory=dict
     )
-    #: The time limit of one file operation (``SKILLSD_FILE_OP_SECONDS`` overrides it).
-    file_op_seconds: float = limits.FILE_OP_SECONDS
-    #: File operations past their time limit whose threads have not finished yet.
-    _stuck: int = 0
 
     @classmethod
     def create(
@@ -111,7 +85,7 @@ class Services:
             state=state,
             home=home,
             env=env,
-            file_op_seconds=_seconds(env.get(FILE_OP_SECONDS_ENV), limits.FILE_OP_SECONDS),
+            file_ops=FileOps.from_env(env),
         )
 
     def session(self, session_id: str | None) -> Session | None:
@@ -197,57 +171,6 @@ class Services:
             is_trusted=self.is_trusted,
         )
         return View(seen, entry)
-
-    async def run_file_op(self, fn: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        """Run a file-reading operation in a thread of its own, at most
-        ``limits.MAX_CONCURRENT_FILE_OPS`` at once (the loop never waits on a file, and a burst
-        of large reads cannot hold every window in memory together).
-
-        A read stuck on a stalled filesystem never holds a slot for good: past
-        ``file_op_seconds``, or when the request is cancelled, the slot is freed and the thread
-        left to finish alone (a pool's worker could not be given up; SPEC 18)."""
-        if self._stuck >= limits.MAX_STUCK_FILE_OPS:
-            raise RequestCancelled(
-                f"{self._stuck} file reads are still stuck (a filesystem that does not answer); "
-                "try again later"
-            )
-        async with self._file_ops:
-            loop = asyncio.get_running_loop()
-            done: asyncio.Future[_R] = loop.create_future()
-
-            def settle(outcome: Callable[[Any], None], value: Any) -> None:
-                if not done.cancelled():
-                    outcome(value)
-
-            def work() -> None:
-                try:
-                    result = fn(*args, **kwargs)
-                except BaseException as exc:
-                    report: tuple[Any, ...] = (settle, done.set_exception, exc)
-                else:
-                    report = (settle, done.set_result, result)
-                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile (exit)
-                    loop.call_soon_threadsafe(*report)
-                    if stuck[0]:
-                        loop.call_soon_threadsafe(self._unstuck)
-
-            stuck = [False]
-            threading.Thread(target=work, name="skillsd-file-op", daemon=True).start()
-            try:
-                return await asyncio.wait_for(asyncio.shield(done), self.file_op_seconds)
-            except TimeoutError:
-                raise RequestCancelled(
-                    f"reading files took longer than {self.file_op_seconds:g} s "
-                    "(a filesystem that does not answer?)"
-                ) from None
-            finally:
-                if not done.done():
-                    stuck[0] = True
-                    self._stuck += 1
-                    done.cancel()
-
-    def _unstuck(self) -> None:
-        self._stuck -= 1
 
     async def search_index(self, view: View) -> tuple[SearchIndex, frozenset[str]]:
         """A search index for the view and the ids it must treat as disabled.

@@ -1,0 +1,110 @@
+"""Running file reads off the event loop, with a time limit and a cap on how many at once.
+
+A read stuck on a stalled filesystem (a dead NFS mount, a FIFO that slipped past a check) must
+never hold a worker other requests need: each file operation runs in a thread of its own, at
+most ``limits.MAX_CONCURRENT_FILE_OPS`` at once; past its time limit, or when the request is
+cancelled, its slot is freed and the thread is left to finish alone (a pool's worker could not
+be given up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, ParamSpec, TypeVar
+
+from skillsd.core import limits
+
+__all__ = ["FILE_OP_SECONDS_ENV", "FileOps", "RequestCancelled"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+log = logging.getLogger(__name__)
+
+#: ``SKILLSD_FILE_OP_SECONDS=N`` replaces `limits.FILE_OP_SECONDS` (tests use a short one).
+FILE_OP_SECONDS_ENV = "SKILLSD_FILE_OP_SECONDS"
+
+
+class RequestCancelled(Exception):
+    """A request given up: cancelled by its client, or past its time limit. Every face answers
+    it with the JSON-RPC code ``-32800``."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def _seconds(text: str | None, default: float) -> float:
+    try:
+        value = float(text) if text is not None else default
+    except ValueError:
+        log.warning(
+            "%s=%r is not a number of seconds; using %g", FILE_OP_SECONDS_ENV, text, default
+        )
+        return default
+    return value if value > 0 else default
+
+
+class FileOps:
+    """The file-operation slots of one process."""
+
+    def __init__(self, *, seconds: float = limits.FILE_OP_SECONDS) -> None:
+        #: The time limit of one file operation.
+        self.seconds = seconds
+        self._slots = asyncio.Semaphore(limits.MAX_CONCURRENT_FILE_OPS)
+        #: File operations past their time limit whose threads have not finished yet.
+        self._stuck = 0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> FileOps:
+        return cls(seconds=_seconds(env.get(FILE_OP_SECONDS_ENV), limits.FILE_OP_SECONDS))
+
+    async def run(self, fn: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        """``fn(*args, **kwargs)`` in a thread of its own within a slot; `RequestCancelled` past
+        the time limit (the thread finishes alone, its slot freed)."""
+        if self._stuck >= limits.MAX_STUCK_FILE_OPS:
+            raise RequestCancelled(
+                f"{self._stuck} file reads are still stuck (a filesystem that does not answer); "
+                "try again later"
+            )
+        async with self._slots:
+            loop = asyncio.get_running_loop()
+            done: asyncio.Future[_R] = loop.create_future()
+
+            def settle(outcome: Callable[[Any], None], value: Any) -> None:
+                if not done.cancelled():
+                    outcome(value)
+
+            def work() -> None:
+                try:
+                    result = fn(*args, **kwargs)
+                except BaseException as exc:
+                    report: tuple[Any, ...] = (settle, done.set_exception, exc)
+                else:
+                    report = (settle, done.set_result, result)
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile (exit)
+                    loop.call_soon_threadsafe(*report)
+                    if stuck[0]:
+                        loop.call_soon_threadsafe(self._unstuck)
+
+            stuck = [False]
+            threading.Thread(target=work, name="skillsd-file-op", daemon=True).start()
+            try:
+                return await asyncio.wait_for(asyncio.shield(done), self.seconds)
+            except TimeoutError:
+                raise RequestCancelled(
+                    f"reading files took longer than {self.seconds:g} s "
+                    "(a filesystem that does not answer?)"
+                ) from None
+            finally:
+                if not done.done():
+                    stuck[0] = True
+                    self._stuck += 1
+                    done.cancel()
+
+    def _unstuck(self) -> None:
+        self._stuck -= 1

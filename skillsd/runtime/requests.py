@@ -1,0 +1,426 @@
+"""Every request's use case, written once for every face.
+
+A use case owns the order of its steps: resolve what the request sees (catalog, session,
+policy), gate, read files off the event loop (:class:`~skillsd.runtime.file_ops.FileOps`),
+record in the session, render. The JSON-RPC handlers and the MCP bridge decode their wire into
+the params Struct, call the use case with a :class:`Caller` describing themselves, and encode
+its result; nothing else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from skillsd import operations as ops
+from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.model_tools import decode_tool_call
+from skillsd.core.permissions import Check, Rule, RuleError, parse_rule, remember_rule
+from skillsd.core.sessions import Session
+from skillsd.runtime.catalog_cache import Listener, Progress
+from skillsd.runtime.services import Services, View
+from skillsd_protocol import SkillMetadata
+from skillsd_protocol.messages import (
+    AgentsGetParams,
+    AgentsGetResult,
+    AgentsListParams,
+    AgentsListResult,
+    CheckParams,
+    CheckResult,
+    CommandsParams,
+    CommandsResult,
+    Empty,
+    InspectParams,
+    InspectResult,
+    InvokeParams,
+    InvokeResult,
+    ListParams,
+    ListResult,
+    LoadParams,
+    LoadResult,
+    MentionsParams,
+    MentionsResult,
+    PromptParams,
+    PromptResult,
+    ReadFileParams,
+    ReadFileResult,
+    RememberParams,
+    SearchParams,
+    SearchResult,
+    SessionCloseParams,
+    SessionCompactedParams,
+    SessionCompactedResult,
+    SessionOpenParams,
+    SetEnabledParams,
+    SetEnabledResult,
+    ToolsCallParams,
+    ToolsCallResult,
+    TrustGetParams,
+    TrustInfo,
+    TrustSetParams,
+    UnloadParams,
+    UnloadResult,
+)
+
+__all__ = [
+    "Caller",
+    "agents_get",
+    "agents_list",
+    "check",
+    "close_session",
+    "commands",
+    "compact_session",
+    "inspect",
+    "invoke",
+    "list_skills",
+    "load",
+    "mentions",
+    "model_view",
+    "open_session",
+    "prompt",
+    "read_file",
+    "remember",
+    "search",
+    "set_enabled",
+    "skill_contents",
+    "skill_files",
+    "tools_call",
+    "trust_get",
+    "trust_set",
+    "unload",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """What a use case needs to know about the face asking: roots its connection added, who
+    hears about changes to the catalogs this request sees (the face decides which requests
+    subscribe), where progress goes, and whether the host already asked its user (an MCP client
+    approves each tool call itself, which answers ``ask``)."""
+
+    extra_roots: tuple[str, ...] = ()
+    listener: Listener | None = None
+    progress: Progress | None = None
+    host_approves: bool = False
+
+
+_NOBODY = Caller()
+
+
+def _bad(field: str, why: str) -> SkillsdError:
+    """A bad parameter (each face prefixes the method it came with)."""
+    return SkillsdError(f"`{field}`{why}", InvalidParamsData(field=field))
+
+
+async def _view(
+    svc: Services,
+    caller: Caller,
+    cwd: str | None,
+    session_id: str | None,
+    *,
+    extra_roots: tuple[str, ...] = (),
+    force: bool = False,
+) -> View:
+    view = await svc.view(
+        cwd=cwd,
+        session_id=session_id,
+        connection_roots=caller.extra_roots,
+        extra_roots=extra_roots,
+        force=force,
+        listener=caller.listener,
+        progress=caller.progress,
+    )
+    return model_view(view) if caller.host_approves else view
+
+
+def model_view(view: View) -> View:
+    """``view`` for a host that asked its user before calling: an ``ask`` counts as ``allow``
+    (a ``deny`` still refuses)."""
+    seen = view.seen
+    check = seen.check
+    if check is None:
+        return view
+
+    def approved(session: Session | None, tool: str, input: str | None) -> Check:
+        result = check(session, tool, input)
+        if result.decision == "ask":
+            return Check("allow", result.layer, result.rule)
+        return result
+
+    return View(
+        ops.OperationView(seen.catalog, seen.session, approved, seen.trust, seen.is_trusted),
+        view.entry,
+    )
+
+
+# -- the catalog ---------------------------------------------------------------------------
+
+
+async def list_skills(svc: Services, params: ListParams, caller: Caller = _NOBODY) -> ListResult:
+    """``skills.list``."""
+    view = await _view(
+        svc,
+        caller,
+        params.cwd,
+        params.session_id,
+        extra_roots=tuple(params.extra_roots or ()),
+        force=params.force_reload,
+    )
+    since = params.since_generation
+    delta = view.entry.delta_since(since) if since is not None else None
+    return ops.list_skills(view.seen, params, state_problem=svc.state.problem, delta=delta)
+
+
+async def commands(
+    svc: Services, params: CommandsParams, caller: Caller = _NOBODY
+) -> tuple[View, CommandsResult]:
+    """``skills.commands`` (built once per catalog: on 10 000 skills it is megabytes), with the
+    view it came from so a face can cache its own encoding on the same catalog."""
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    result = view.catalog.derived("skills.commands", lambda: ops.commands(view.seen, params))
+    return view, result
+
+
+async def search(svc: Services, params: SearchParams, caller: Caller = _NOBODY) -> SearchResult:
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    index, disabled = await svc.search_index(view)
+    return ops.search(view.seen, index, params, disabled_ids=disabled)
+
+
+async def load(svc: Services, params: LoadParams, caller: Caller = _NOBODY) -> LoadResult:
+    """``skills.load``: gate, read off the loop, then remember in the session."""
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    loaded = await svc.file_ops.run(ops.load, view.seen, params)
+    ops.record_load(view.session, loaded, view.catalog)
+    return loaded
+
+
+async def unload(svc: Services, params: UnloadParams, caller: Caller = _NOBODY) -> UnloadResult:
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    assert view.session is not None  # session_id is required by the params type
+    skill = ops.resolve(view.catalog, params, include_disabled=True)
+    unloaded, revoked = view.session.unload(skill)
+    return UnloadResult(unloaded=unloaded, revoked_rules=revoked)
+
+
+async def read_file(
+    svc: Services, params: ReadFileParams, caller: Caller = _NOBODY, *, model: bool = False
+) -> ReadFileResult:
+    """``skills.readFile``, or (``model``) a read on the model's behalf, which obeys the
+    model's rules: a skill the model may not invoke is refused."""
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    return await svc.file_ops.run(ops.read_file, view.seen, params, model=model)
+
+
+async def invoke(svc: Services, params: InvokeParams, caller: Caller = _NOBODY) -> InvokeResult:
+    """``skills.invoke``: substitute off the loop (under the time limit), then record."""
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    invocation = await svc.file_ops.run(ops.invoke, view.seen, params)
+    ops.record_invocation(view.session, invocation)
+    return invocation.result
+
+
+async def prompt(svc: Services, params: PromptParams, caller: Caller = _NOBODY) -> PromptResult:
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    index = None
+    if params.query is not None and not params.active:
+        index, _disabled = await svc.search_index(view)  # the cached one: relevance ranking
+    return await svc.file_ops.run(ops.prompt, view.seen, params, index)
+
+
+async def mentions(
+    svc: Services, params: MentionsParams, caller: Caller = _NOBODY
+) -> MentionsResult:
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    return ops.mentions(view.seen, params)
+
+
+async def inspect(svc: Services, params: InspectParams, caller: Caller = _NOBODY) -> InspectResult:
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    watch = await view.entry.settled_watch_info()
+    return ops.inspect(view.seen, params, watch=watch, state_problem=svc.state.problem)
+
+
+# -- what the model may read without loading (the MCP skills extension) ---------------------
+
+
+async def skill_contents(
+    svc: Services,
+    cwd: str,
+    session_id: str | None,
+    skills: list[SkillMetadata],
+    caller: Caller = _NOBODY,
+    *,
+    strict: bool = False,
+) -> list[ops.SkillContents]:
+    """Each skill's frontmatter and file digests, gated like a model read: a refused skill is
+    left out of a listing, or (``strict``) refuses the request."""
+    view = await _view(svc, caller, cwd, session_id)
+
+    def gather() -> list[ops.SkillContents]:
+        found = []
+        for skill in skills:
+            try:
+                found.append(ops.skill_contents(view.seen, skill))
+            except SkillsdError:
+                if strict:
+                    raise
+        return found
+
+    return await svc.file_ops.run(gather)
+
+
+async def skill_files(
+    svc: Services,
+    cwd: str,
+    session_id: str | None,
+    skill: SkillMetadata,
+    caller: Caller = _NOBODY,
+) -> list[str]:
+    """The files of ``skill`` (``SKILL.md`` first), gated like a model read."""
+    view = await _view(svc, caller, cwd, session_id)
+    return await svc.file_ops.run(ops.skill_file_names, view.seen, skill)
+
+
+# -- model-facing tools ---------------------------------------------------------------------
+
+
+async def tools_call(
+    svc: Services, params: ToolsCallParams, caller: Caller = _NOBODY
+) -> ToolsCallResult:
+    """``tools.call`` (and the MCP tools): whatever goes wrong becomes model text, in the order a
+    model can fix it: the call itself, then the session it names."""
+    try:
+        request = decode_tool_call(params.name, params.arguments)
+        view = await _view(svc, caller, params.cwd, params.session_id)
+        index = await svc.search_index(view) if request.operation == "search" else None
+    except SkillsdError as exc:
+        return ops.tool_failure(exc)
+    call = await svc.file_ops.run(ops.tools_call, view.seen, request, index)
+    if call.loaded is not None:
+        ops.record_load(view.session, call.loaded, view.catalog)
+    return call.result
+
+
+# -- sessions ------------------------------------------------------------------------------
+
+
+async def open_session(svc: Services, params: SessionOpenParams) -> tuple[Session, bool]:
+    """``session.open``: the session (new, or resumed by id) and whether it was resumed."""
+    cwd = await asyncio.to_thread(ops.session_cwd, svc.cwd, params.cwd)
+    return svc.sessions.open(params.session_id, cwd, tuple(params.extra_roots or ()))
+
+
+async def close_session(svc: Services, params: SessionCloseParams) -> Empty:
+    svc.sessions.close(params.session_id)  # revokes its grants, drops its memory
+    return Empty()
+
+
+async def compact_session(svc: Services, params: SessionCompactedParams) -> SessionCompactedResult:
+    session = svc.sessions.get(params.session_id)
+    return SessionCompactedResult(forgotten=session.compacted(params.retain))
+
+
+# -- policy: permissions, enable flags -------------------------------------------------------
+
+
+async def _save(fn: Callable[..., None], *args: object, **kw: object) -> None:
+    """Run a state-file write off the loop (a failure is ``state_write_failed``, old state kept)."""
+    await asyncio.to_thread(fn, *args, **kw)
+
+
+async def check(svc: Services, params: CheckParams) -> CheckResult:
+    if not params.tool.strip():
+        raise _bad("tool", " is empty")
+    session = svc.session(params.session_id)
+    config, root = svc.config_for(params.cwd, session)
+    decided = svc.check(config, root, session, params.tool, params.input)
+    return CheckResult(
+        decision=decided.decision,
+        layer=decided.layer,
+        rule=decided.rule,
+        granted_by=list(decided.granted_by) if decided.granted_by is not None else None,
+        withheld_by=list(decided.withheld_by) if decided.withheld_by is not None else None,
+    )
+
+
+async def remember(svc: Services, params: RememberParams) -> Empty:
+    session = svc.sessions.get(params.session_id)
+    try:
+        rule = parse_rule(params.rule)
+    except RuleError as exc:
+        raise _bad("rule", f": {exc}") from None
+    if params.persist == "always":
+        await _save(svc.state.remember, rule.text, params.decision)
+        # The newest answer wins: a session-only one for the same rule would now contradict it.
+        for text in [t for t in session.remembered if _same_rule(t, rule)]:
+            del session.remembered[text]
+    else:
+        remember_rule(session.remembered, rule, params.decision)
+    return Empty()
+
+
+def _same_rule(text: str, rule: Rule) -> bool:
+    try:
+        return parse_rule(text).key == rule.key
+    except RuleError:
+        return False
+
+
+async def set_enabled(
+    svc: Services, params: SetEnabledParams, caller: Caller = _NOBODY
+) -> SetEnabledResult:
+    if params.persist == "session" and params.session_id is None:
+        raise _bad("sessionId", ' is required with persist "session"')
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    skill = ops.resolve(view.catalog, params, include_disabled=True)
+    session = view.session
+    if params.persist == "session":
+        assert session is not None
+        session.enabled_overrides[skill.id] = params.enabled
+    else:
+        await _save(ops.save_enabled, svc.state, view.catalog, skill, params.enabled)
+        if session is not None:
+            # The user's newest choice also ends this session's own override of it.
+            session.enabled_overrides.pop(skill.id, None)
+    after = await _view(svc, caller, params.cwd, params.session_id)
+    return SetEnabledResult(skill=after.catalog.get(skill.id) or skill)
+
+
+# -- workspace trust -----------------------------------------------------------------------
+
+
+async def trust_get(svc: Services, params: TrustGetParams) -> TrustInfo:
+    _config, root = svc.config_for(params.cwd, None)
+    return ops.trust_info(svc.trust_of(root))
+
+
+async def trust_set(svc: Services, params: TrustSetParams) -> TrustInfo:
+    if params.root is not None:
+        root = os.path.realpath(os.path.join(svc.cwd, params.root))
+        if not os.path.isdir(root):
+            raise _bad("root", f" {root!r} is not a directory")
+    else:
+        _config, root = svc.config_for(params.cwd, None)
+    # Every later check reads the state file's decision: in effect for every session at once.
+    await _save(svc.state.set_trust, root, params.trusted)
+    return ops.trust_info(svc.trust_of(root))
+
+
+# -- agents --------------------------------------------------------------------------------
+
+
+async def agents_list(
+    svc: Services, params: AgentsListParams, caller: Caller = _NOBODY
+) -> AgentsListResult:
+    view = await _view(svc, caller, params.cwd, None)
+    return await svc.file_ops.run(ops.agents_list, view.seen, home=svc.home, env=svc.env)
+
+
+async def agents_get(
+    svc: Services, params: AgentsGetParams, caller: Caller = _NOBODY
+) -> AgentsGetResult:
+    view = await _view(svc, caller, params.cwd, None)
+    return await svc.file_ops.run(ops.agents_get, view.seen, params, home=svc.home, env=svc.env)
