@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test test-ts lint typecheck bench schema clean
+.PHONY: demo test test-ts lint typecheck bench generate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,17 @@ typecheck: $(TEST_STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install -q -e '.[bench]'
 	$(PY) bench/run.py
+
+# Every generated artefact, from the protocol's types and the config's: the JSON Schema, the
+# Python client's methods, the TypeScript types, docs/protocol.md (recorded against a real
+# daemon), docs/config.md and any other docs/gen_*.py. Tests fail when one is stale.
+generate: $(TEST_STAMP)
+	$(PY) -m skillsd_protocol.schema > protocol/skillsd_protocol/schema.json
+	$(PY) clients/python/gen_methods.py
+	cd clients/typescript && node scripts/gen-types.mjs
+	for gen in docs/gen_protocol.py docs/gen_config.py $(filter-out docs/gen_protocol.py docs/gen_config.py docs/gen_tui_screenshot.py,$(wildcard docs/gen_*.py)); do \
+		$(PY) $$gen || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) build *.egg-info
