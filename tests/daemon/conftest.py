@@ -1,5 +1,6 @@
 """The daemon tests' usual setup: the realistic project tree (``skill_tree.make_project``) with a
-config that allows loads, and a stdio daemon on it. A module defines its own to differ."""
+config that allows loads, and a daemon on it, run in this process (``in_process``: the real
+framing, dispatch and runtime, no new interpreter). A module defines its own to differ."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.daemon_harness import StdioDaemon
+from tests.daemon.in_process import InProcessDaemon
 from tests.daemon.skill_tree import daemon_env, make_project
 from tests.daemon.test_skill_methods import Client
 
@@ -23,7 +24,7 @@ def tree(tmp_path: Path) -> dict[str, Path]:
 
 @pytest.fixture
 def client(tree: dict[str, Path]) -> Iterator[Client]:
-    daemon = StdioDaemon(environ=daemon_env(tree))
+    daemon = InProcessDaemon(daemon_env(tree))
     try:
         yield Client(daemon, tree["project"])
     finally:

@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.daemon.daemon_harness import StdioDaemon, request
+from tests.daemon.in_process import InProcessDaemon
 from tests.daemon.skill_tree import write_skill
 
 
 class Client:
     """Request/response over the daemon's pipes; notifications are kept aside."""
 
-    def __init__(self, daemon: StdioDaemon, cwd: Path) -> None:
+    def __init__(self, daemon: StdioDaemon | InProcessDaemon, cwd: Path) -> None:
         self.daemon = daemon
         self.cwd = os.fspath(cwd)
         self.notes: list[dict[str, Any]] = []
