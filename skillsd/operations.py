@@ -117,7 +117,7 @@ from skillsd_protocol.messages import (
 
 __all__ = [
     "FileDigest",
-    "Invocation",
+    "InvokeOutcome",
     "OperationView",
     "PolicyCheck",
     "ToolCall",
@@ -570,7 +570,7 @@ def commands(view: OperationView, params: CommandsParams) -> CommandsResult:
 
 
 @dataclass(frozen=True, slots=True)
-class Invocation:
+class InvokeOutcome:
     """A ``skills.invoke`` outcome: the reply, and what to record in the session."""
 
     result: InvokeResult
@@ -626,7 +626,7 @@ def _bash_decision(view: OperationView) -> Callable[[str], Decision]:
     return lambda command: evaluate(policy, "Bash", command, trusted=trusted).decision
 
 
-def invoke(view: OperationView, params: InvokeParams) -> Invocation:
+def invoke(view: OperationView, params: InvokeParams) -> InvokeOutcome:
     """``skills.invoke``: the user runs ``/name arguments``. ``ask`` does not apply (the user
     acts), a deny does; the body is always sent, its placeholders substituted and its dynamic
     context listed with each command's decision, never run. Reads files; records nothing
@@ -687,10 +687,10 @@ def invoke(view: OperationView, params: InvokeParams) -> Invocation:
         skill=skill,
         command=command,
     )
-    return Invocation(result, target, view.catalog.root if needs_trust else None)
+    return InvokeOutcome(result, target, view.catalog.root if needs_trust else None)
 
 
-def record_invocation(session: Session | None, invocation: Invocation) -> None:
+def record_invocation(session: Session | None, invocation: InvokeOutcome) -> None:
     """Remember an invocation in ``session`` like a load: a skill counts as loaded (this
     version), and the grants of what was invoked are taken (bound to the repository's trust
     where they need it)."""

@@ -483,6 +483,18 @@ export interface Meta {
 }
 
 /**
+ * A read on the model's behalf (its tools, MCP resources) of a skill whose author set
+ * `disable-model-invocation: true`: only the user may invoke it (`skill`, at `path`).
+ */
+export interface NotModelInvocableData {
+  kind: "not_model_invocable";
+  /** @default null */
+  path?: string | null;
+  /** @default null */
+  skill?: string | null;
+}
+
+/**
  * `skills.invoke` of a skill whose author set `user-invocable: false` (SPEC 13/14):
  * only the model may load it (`skill`, at `path`).
  */
@@ -1171,6 +1183,7 @@ export const ErrorCodes = {
   INVALID_REQUEST: -32600,
   INVALID_SKILL: 1003,
   METHOD_NOT_FOUND: -32601,
+  NOT_MODEL_INVOCABLE: 1016,
   NOT_USER_INVOCABLE: 1015,
   PARSE_ERROR: -32700,
   PATH_NOT_ALLOWED: 1006,
@@ -1194,6 +1207,7 @@ export const ErrorKinds = {
   ambiguous_skill: 1002,
   invalid_config: 1012,
   invalid_skill: 1003,
+  not_model_invocable: 1016,
   not_user_invocable: 1015,
   path_not_allowed: 1006,
   permission_denied: 1004,
@@ -1216,6 +1230,7 @@ export interface ErrorDataByKind {
   ambiguous_skill: AmbiguousSkillData;
   invalid_config: InvalidConfigData;
   invalid_skill: InvalidSkillData;
+  not_model_invocable: NotModelInvocableData;
   not_user_invocable: NotUserInvocableData;
   path_not_allowed: PathNotAllowedData;
   permission_denied: PermissionDeniedData;
