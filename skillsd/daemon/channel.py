@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import logging
 import os
 import stat
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from skillsd.daemon.endpoint import Connection
+from skillsd.daemon.framing import Payload
 
 #: Replies larger than this are written piecewise (see `write`).
 _WRITE_CHUNK_BYTES = 256 * 1024
@@ -34,6 +36,21 @@ def uses_pipe_transport(fd: int) -> bool:
     """True for pipes and sockets (served by asyncio); terminals and files get a thread."""
     mode = os.fstat(fd).st_mode
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+#: The pipe buffer a daemon asks for on its stdout: a megabytes-large answer (the slash
+#: commands of 10 000 skills are 4 MB) then crosses in a few wake-ups of the reader instead of
+#: one per 64 KiB.
+_PIPE_BYTES = 1024 * 1024
+
+
+def _widen_pipe(fd: int) -> None:
+    """Ask the kernel for a larger pipe buffer (Linux; capped by ``fs.pipe-max-size``)."""
+    set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if set_size is None or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, set_size, _PIPE_BYTES)
 
 
 class StreamChannel:
@@ -68,6 +85,7 @@ class StreamChannel:
         """Attach stdio-like descriptors: pipes through asyncio, anything else via threads."""
         loop = asyncio.get_running_loop()
         if uses_pipe_transport(out_fd):
+            _widen_pipe(out_fd)
             pipe = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
             await loop.connect_write_pipe(lambda: self.protocol("write"), pipe)
         else:
@@ -113,18 +131,25 @@ class StreamChannel:
 
     # -- endpoint.Channel ------------------------------------------------------------------
 
-    def try_write(self, data: bytes | bytearray) -> bool:
+    def try_write(self, data: Payload) -> bool:
         transport = self._write_transport
         if transport is None or self._write_lost or not self._can_write.is_set():
             return False
-        if len(data) > _WRITE_CHUNK_BYTES:
+        if isinstance(data, tuple) or len(data) > _WRITE_CHUNK_BYTES:
             return False  # large replies go through `write`, chunk by chunk
         if transport.is_closing():
             return False
         transport.write(data)
         return True
 
-    async def write(self, data: bytes | bytearray) -> None:
+    async def write(self, data: Payload) -> None:
+        if isinstance(data, tuple):
+            for piece in data:
+                await self._write_one(piece)
+        else:
+            await self._write_one(data)
+
+    async def _write_one(self, data: bytes | bytearray | memoryview) -> None:
         if self._write_fd is not None:
             await asyncio.to_thread(_write_all, self._write_fd, data)
             return
@@ -250,7 +275,7 @@ class _FdReader(threading.Thread):
             self._loop.call_soon_threadsafe(fn, *args)
 
 
-def _write_all(fd: int, data: bytes | bytearray) -> None:
+def _write_all(fd: int, data: bytes | bytearray | memoryview) -> None:
     view = memoryview(data)
     while view:
         written = os.write(fd, view)

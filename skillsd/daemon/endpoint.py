@@ -44,7 +44,14 @@ from msgspec import UNSET, UnsetType
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.tree_walk import display_name
-from skillsd.daemon.framing import Framer, FramingError, Oversized
+from skillsd.daemon.framing import (
+    Framer,
+    FramingError,
+    Oversized,
+    Payload,
+    flat,
+    payload_size,
+)
 from skillsd.daemon.router import (
     CANCEL_METHOD,
     PROGRESS_METHOD,
@@ -122,9 +129,6 @@ class _Notification(msgspec.Struct, gc=False):
     method: str
     params: Any
 
-
-#: An encoded message: replies are encoded into a bytearray so framing can extend it in place.
-Payload = bytes | bytearray
 
 _ENCODER = msgspec.json.Encoder()
 _MESSAGE_DECODER = msgspec.json.Decoder(_Request | list[msgspec.Raw])
@@ -705,7 +709,7 @@ class Connection:
                 self._channel.resume_reading()
 
     @staticmethod
-    def _result_payload(id_: Any, handler: Handler, result: Any) -> bytearray:
+    def _result_payload(id_: Any, handler: Handler, result: Any) -> Payload:
         expected = handler.result_type
         checked = result
         if isinstance(result, Encoded):
@@ -724,6 +728,10 @@ class Connection:
         ):
             got = checked.__name__ if isinstance(checked, type) else type(checked).__name__
             raise TypeError(f"{handler.method} must return {expected.__name__}, got {got}")
+        if isinstance(result, msgspec.Raw):
+            # Already encoded (and valid UTF-8: msgspec wrote it): only the envelope is new.
+            head = b'{"jsonrpc":"2.0","id":%b,"result":' % _ENCODER.encode(id_)
+            return (head, memoryview(result), b"}")
         # One encoding pass into a buffer the framer can extend in place: a 10 000-skill
         # `skills.list` reply is ~8 MB, and every concatenation would copy it again.
         payload = bytearray()
@@ -772,14 +780,14 @@ class Connection:
         batch.parts.append(payload)
         batch.pending -= 1
         if batch.pending == 0:
-            self._send(b"[" + b",".join(batch.parts) + b"]")
+            self._send(b"[" + b",".join(flat(part) for part in batch.parts) + b"]")
 
     def _send(self, payload: Payload) -> None:
         if self._closed.is_set():
             return
         frame = self._framer.frame(payload)
         self._out.append(frame)
-        self._out_bytes += len(frame)
+        self._out_bytes += payload_size(frame)
         self._flushed.clear()
         if self._out_bytes > self._max_pending:
             log.warning(
@@ -805,7 +813,11 @@ class Connection:
         if self._writer_busy:
             return
         out = self._out
-        data = out.popleft() if len(out) == 1 else b"".join(out)
+        if any(isinstance(queued, tuple) for queued in out):
+            self._writer_busy = True  # pieces are the writer's: they are written, not joined
+            self._wakeup.set()
+            return
+        data = out.popleft() if len(out) == 1 else b"".join(out)  # type: ignore[arg-type]
         out.clear()
         if self._channel.try_write(data):
             self._out_bytes -= len(data)
@@ -823,10 +835,10 @@ class Connection:
             await self._wakeup.wait()
             self._wakeup.clear()
             while out:
-                if len(out) == 1:
+                if len(out) == 1 or any(isinstance(queued, tuple) for queued in out):
                     data = out.popleft()
                 else:
-                    data = b"".join(out)
+                    data = b"".join(out)  # type: ignore[arg-type]
                     out.clear()
                 try:
                     await self._channel.write(data)
@@ -834,7 +846,7 @@ class Connection:
                     log.debug("%s: write failed: %s", self.label, exc)
                     self._loop.call_soon(self.abort)
                     return
-                self._out_bytes -= len(data)
+                self._out_bytes -= payload_size(data)
                 del data  # do not keep a sent multi-megabyte reply alive while idle
                 self._account()
             self._writer_busy = False

@@ -18,6 +18,26 @@ from dataclasses import dataclass
 
 from skillsd.core import limits
 
+#: The pieces of one message written in order without joining them: a pre-encoded reply (the
+#: megabytes of ``skills.commands`` on 10 000 skills) is sent from its cached encoding, never
+#: copied into a fresh buffer per request.
+Pieces = tuple[bytes | bytearray | memoryview, ...]
+#: An encoded message: replies are encoded into a bytearray so framing can extend it in place.
+Payload = bytes | bytearray | Pieces
+
+
+def payload_size(payload: Payload) -> int:
+    """How many bytes ``payload`` writes."""
+    if isinstance(payload, tuple):
+        return sum(len(piece) for piece in payload)
+    return len(payload)
+
+
+def flat(payload: Payload) -> bytes | bytearray:
+    """``payload`` as one buffer (a batch reply, a framing that needs one)."""
+    return b"".join(payload) if isinstance(payload, tuple) else payload
+
+
 __all__ = ["Framer", "Framing", "FramingError", "Oversized"]
 
 _LSP_PREFIX = b"content-length:"
@@ -116,11 +136,17 @@ class Framer:
         self._buf = bytearray()
         self._scan = 0
 
-    def frame(self, body: bytes | bytearray) -> bytes | bytearray:
-        """``body`` (one JSON text, which never contains a raw newline) ready to write.
+    def frame(self, body: Payload) -> Payload:
+        """``body`` (one JSON text, which never contains a raw newline; or its pieces, in
+        order) ready to write.
 
         A ``bytearray`` body is extended in place for newline framing, so a large reply is not
-        copied once more just to add its terminator."""
+        copied once more just to add its terminator; pieces get one more piece."""
+        if isinstance(body, tuple):
+            if self._framing is Framing.LSP:
+                size = sum(len(piece) for piece in body)
+                return (b"Content-Length: %d\r\n\r\n" % size, *body)
+            return (*body, b"\n")
         if self._framing is Framing.LSP:
             return b"Content-Length: %d\r\n\r\n%b" % (len(body), bytes(body))
         if isinstance(body, bytearray):
