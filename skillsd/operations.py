@@ -53,7 +53,7 @@ from skillsd.core.model_tools import (
     user_only_text,
 )
 from skillsd.core.name_distance import closest_names
-from skillsd.core.permissions import SKILL_LOAD, Check, Policy, evaluate, skill_load_rule
+from skillsd.core.permissions import SKILL_LOAD, Check, evaluate, skill_load_rule
 from skillsd.core.prompt_budget import budget_tokens, paths_matcher
 from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
 from skillsd.core.search import SearchIndex
@@ -551,7 +551,7 @@ def inspect(
     session_info = session.info(view.is_trusted) if session is not None else None
     trust = None
     if view.trust is not None:
-        policy = Policy.from_config(view.config.permissions, view.config.project_permissions)
+        policy = view.config.policy
         ignored = [
             IgnoredRule(rule=i.rule, key=i.key, until_trusted=i.until_trusted)
             for i in policy.ignored_now(view.trust.trusted)
@@ -621,7 +621,7 @@ def _bash_decision(view: OperationView) -> Callable[[str], Decision]:
         session = view.session
         return lambda command: check(session, "Bash", command).decision
     config = view.config
-    policy = Policy.from_config(config.permissions, config.project_permissions)
+    policy = config.policy
     trusted = view.trusted
     return lambda command: evaluate(policy, "Bash", command, trusted=trusted).decision
 

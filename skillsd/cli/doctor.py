@@ -25,7 +25,6 @@ from skillsd.core.discovery import compute_roots, find_repo_root
 from skillsd.core.display_text import escape_controls
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
-from skillsd.core.permissions import Policy
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.trust import resolve_trust
 from skillsd.core.watch_plan import watch_plan
@@ -210,7 +209,7 @@ def diagnose(
     data = state.read()
     # The merged config's [trust] is the user's own: layering drops a project's.
     trust = resolve_trust(catalog.root, data.trust, config.trust, home=home)
-    policy = Policy.from_config(config.permissions, config.project_permissions)
+    policy = config.policy
     allow = [*policy.allow, *(policy.project_allow if trust.trusted else ())]
     withheld = []
     if not trust.trusted:

@@ -21,7 +21,6 @@ from skillsd.core.config import project_config_path
 from skillsd.core.display_text import escape_controls
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
-from skillsd.core.permissions import Policy
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.trust import resolve_trust
 
@@ -67,7 +66,7 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(f"not trusted: {shown}")
         print("  its skills' allowed-tools grant nothing; its project config can only tighten")
-    policy = Policy.from_config(config.permissions, config.project_permissions)
+    policy = config.policy
     never = [i for i in policy.ignored_now(trust.trusted) if not i.until_trusted]
     if never:
         print(f"  always ignored in {escape_controls(project_config_path(root))}:")

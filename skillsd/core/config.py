@@ -21,7 +21,7 @@ import platformdirs
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
-from skillsd.core.permissions import PermissionsConfig, rule_problem
+from skillsd.core.permissions import PermissionsConfig, Policy, policy_for, rule_problem
 from skillsd.core.trust import TrustConfig
 from skillsd_protocol.errors import InvalidConfigData
 
@@ -95,6 +95,11 @@ class Config(_Table, frozen=True):
     #: The project file's ``roots.extra`` entries, set by layering only: their skills' grants
     #: are bound to the repository's trust like repo-scope skills' (SPEC 15).
     project_extra_roots: tuple[str, ...] = ()
+
+    @property
+    def policy(self) -> Policy:
+        """The permission policy of this config (the user's and the project's tables)."""
+        return policy_for(self.permissions, self.project_permissions)
 
 
 DEFAULT_CONFIG = Config()

@@ -473,3 +473,10 @@ def _try_parse(text: str) -> Rule | None:
         return parse_rule(text)
     except RuleError:
         return None
+
+
+@functools.lru_cache(maxsize=64)
+def policy_for(user: PermissionsConfig, project: PermissionsConfig | None = None) -> Policy:
+    """The policy of a config's user and project ``[permissions]`` tables, parsed once per
+    distinct pair (configs are few and immutable; every request checks against one)."""
+    return Policy.from_config(user, project)

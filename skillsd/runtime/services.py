@@ -1,8 +1,9 @@
-"""The daemon-wide state every handler shares: catalogs, sessions, search indexes.
+"""The state a process shares across its requests and faces: catalogs, sessions, state,
+trust, search indexes, file-operation slots.
 
 "What does this request see" (cwd, session, extra roots, per-session enable flags, the policy
 of the catalog's config) is decided here, in exactly one place: :meth:`Services.view` gives the
-:class:`~skillsd.operations.OperationView` the handler passes to its operation.
+:class:`~skillsd.operations.OperationView` a use case passes to its operation.
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import ParamSpec, TypeVar
 
 from skillsd.core.catalog import Catalog
 from skillsd.core.config import Config
-from skillsd.core.permissions import Check, PermissionsConfig, Policy, evaluate
+from skillsd.core.permissions import Check, evaluate
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
 from skillsd.core.state import StateStore, default_state_path
@@ -24,9 +24,6 @@ from skillsd.core.trust import TrustState, resolve_trust
 from skillsd.operations import OperationView
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
 from skillsd.runtime.file_ops import FileOps
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +48,7 @@ class View:
 
 @dataclass
 class Services:
-    """Everything the handlers share. Built once per daemon process."""
+    """Everything the requests of one process share (a daemon, an MCP bridge)."""
 
     cwd: str
     catalogs: CatalogCache
@@ -62,9 +59,6 @@ class Services:
     sessions: SessionStore = field(default_factory=SessionStore)
     #: File reads off the loop, with their time limit (``SKILLSD_FILE_OP_SECONDS``).
     file_ops: FileOps = field(default_factory=FileOps)
-    _policies: dict[tuple[PermissionsConfig, PermissionsConfig | None], Policy] = field(
-        default_factory=dict
-    )
 
     @classmethod
     def create(
@@ -120,10 +114,7 @@ class Services:
     ) -> Check:
         """The six-layer decision for one call in the repository ``root``, with the session's
         memory and grants and the repository's trust."""
-        key = (config.permissions, config.project_permissions)
-        policy = self._policies.get(key)
-        if policy is None:
-            policy = self._policies[key] = Policy.from_config(*key)
+        policy = config.policy
         grants, withheld = session.grants(self.is_trusted) if session is not None else ({}, {})
         return evaluate(
             policy,
