@@ -1,8 +1,10 @@
-"""The JSON-RPC 2.0 endpoint: messages <-> handler calls, for one connection (SPEC 9).
+"""The JSON-RPC 2.0 endpoint: messages <-> handler calls, for one connection (the protocol's
+rules are in docs/protocol.md).
 
 `Router` (`skillsd.daemon.router`) maps method names to handlers; `Connection` speaks JSON-RPC
 over a `Channel` (the transport's bytes: stdio pipes, a socket, or a list in a test); the error
-replies are `skillsd.daemon.rpc_errors`. A handler is
+replies are `skillsd.daemon.rpc_errors`, the messages' encodings `skillsd.daemon.envelopes`, what a
+handler gets besides its params `skillsd.daemon.request_context`. A handler is
 
     def handler(params: ParamsStruct, ctx: RequestContext) -> ResultStruct        # inline/thread
     async def handler(params: ParamsStruct, ctx: RequestContext) -> ResultStruct  # async
@@ -25,7 +27,7 @@ while the daemon keeps answering would make that queue grow without bound, so on
 than ``max_pending_output_bytes`` (default `limits.MAX_PENDING_OUTPUT_BYTES`) the connection is
 dropped. Input is paused while ``limits.MAX_INFLIGHT_REQUESTS`` requests are running. Queued
 output and unfinished input of all the connections sharing a `MemoryBudget` are bounded together
-(SPEC 18): over it, the connection holding the most is dropped first.
+(`skillsd.daemon.memory_budget`): over it, the connection holding the most is dropped first.
 """
 
 from __future__ import annotations
@@ -35,15 +37,31 @@ import itertools
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import msgspec
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET
 
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.tree_walk import display_name
+from skillsd.daemon.envelopes import (
+    ANY_DECODER,
+    BAD_PARAMS,
+    CANCEL_DECODER,
+    EMPTY_OBJECT,
+    ENCODER,
+    MEMBER_DECODER,
+    MESSAGE_DECODER,
+    RESULT_HEAD,
+    RESULT_MID,
+    TOO_DEEP,
+    Notification,
+    Request,
+    error_payload,
+    explain_invalid,
+    result_payload,
+)
 from skillsd.daemon.framing import (
     Framer,
     FramingError,
@@ -52,11 +70,10 @@ from skillsd.daemon.framing import (
     flat,
     payload_size,
 )
+from skillsd.daemon.memory_budget import MemoryBudget
+from skillsd.daemon.request_context import RequestContext
 from skillsd.daemon.router import (
     CANCEL_METHOD,
-    PROGRESS_METHOD,
-    AnyResult,
-    Encoded,
     Handler,
     HandlerMode,
     Router,
@@ -71,10 +88,8 @@ from skillsd.daemon.rpc_errors import (
 )
 from skillsd.runtime.file_ops import RequestCancelled
 from skillsd_protocol import KIND_CODES, ErrorCode
-from skillsd_protocol.messages import CancelParams, ProgressParams, ProgressValue
 
 __all__ = [
-    "MEMORY_BUDGET_ENV",
     "Channel",
     "Connection",
     "Handler",
@@ -82,161 +97,21 @@ __all__ = [
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
-    "MemoryBudget",
     "MethodNotFound",
     "ParseError",
-    "RequestCancelled",
-    "RequestContext",
-    "RequestId",
     "Router",
     "RpcError",
 ]
 
 log = logging.getLogger("skillsd.daemon")
 
-RequestId = int | float | str | None
-
-
-class _Request(msgspec.Struct, gc=False):
-    """A request or notification; anything that does not fit is re-read to explain why."""
-
-    jsonrpc: Literal["2.0"]
-    method: str
-    id: int | float | str | UnsetType | None = UNSET
-    params: msgspec.Raw = msgspec.Raw()
-
-
-class _ErrorObject(msgspec.Struct, omit_defaults=True, gc=False):
-    code: int
-    message: str
-    data: Any = UNSET
-
-
-class _ErrorResponse(msgspec.Struct, gc=False):
-    jsonrpc: str
-    id: Any
-    error: _ErrorObject
-
-
-class _Response(msgspec.Struct, gc=False):
-    jsonrpc: str
-    id: Any
-    result: Any
-
-
-class _Notification(msgspec.Struct, gc=False):
-    jsonrpc: str
-    method: str
-    params: Any
-
-
-_ENCODER = msgspec.json.Encoder()
-_MESSAGE_DECODER = msgspec.json.Decoder(_Request | list[msgspec.Raw])
-_MEMBER_DECODER = msgspec.json.Decoder(_Request)
-_ANY_DECODER = msgspec.json.Decoder()
-_CANCEL_DECODER = msgspec.json.Decoder(CancelParams)
-_RESULT_HEAD = b'{"jsonrpc":"2.0","id":'
-_RESULT_MID = b',"result":'
-_EMPTY_OBJECT = b"{}"
-_TOO_DEEP = "JSON nested too deeply"
-_BAD_PARAMS = 'Invalid Request: "params" must be an object or an array'
 #: What a connection still accepts after ``shutdown`` (SPEC 18): ``exit``, and cancelling what
 #: was already running (it starts no work and lets the client end a slow request early).
 _AFTER_SHUTDOWN = frozenset({"exit", CANCEL_METHOD})
 _SHUTTING_DOWN = "Invalid Request: the server is shutting down (only exit is accepted now)"
 
 
-def _scrub_text(value: Any) -> Any:
-    """``value`` (built-in types) with every string made encodable: the bytes of a file name
-    that is not UTF-8 written ``\\xNN`` (:func:`skillsd.core.tree_walk.display_name`)."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return display_name(value)
-        return value
-    if isinstance(value, list):
-        return [_scrub_text(v) for v in value]
-    if isinstance(value, dict):
-        return {_scrub_text(k): _scrub_text(v) for k, v in value.items()}
-    return value
-
-
-def _error_payload(id_: Any, code: int, message: str, data: Any = UNSET) -> bytes:
-    error = _ErrorResponse("2.0", id_, _ErrorObject(int(code), message, data))
-    try:
-        return _ENCODER.encode(error)
-    except (TypeError, ValueError) as exc:
-        # Unencodable error data is a bug in whoever raised; still answer the request.
-        log.error("cannot encode error data for %r: %s", message, exc)
-        return _ENCODER.encode(_ErrorResponse("2.0", id_, _ErrorObject(int(code), message)))
-
-
-def _explain_invalid(obj: Any) -> tuple[RequestId, str]:
-    """The id to echo (null unless it is usable) and why ``obj`` is not a request."""
-    if not isinstance(obj, dict):
-        kind = "array" if isinstance(obj, list) else type(obj).__name__
-        return None, f"Invalid Request: expected a request object, got {kind}"
-    raw_id = obj.get("id")
-    id_: RequestId = (
-        raw_id if isinstance(raw_id, int | float | str) and not isinstance(raw_id, bool) else None
-    )
-    if obj.get("jsonrpc") != "2.0":
-        return id_, 'Invalid Request: "jsonrpc" must be "2.0"'
-    if "method" not in obj:
-        return id_, 'Invalid Request: missing "method"'
-    if not isinstance(obj["method"], str):
-        return id_, 'Invalid Request: "method" must be a string'
-    if "id" in obj and id_ is None and raw_id is not None:
-        return None, 'Invalid Request: "id" must be a string, a number or null'
-    return id_, 'Invalid Request: "params" must be an object or an array'
-
-
 # -- handlers ------------------------------------------------------------------------------
-
-
-# -- per-request context -------------------------------------------------------------------
-
-
-class RequestContext:
-    """What a handler gets besides its params: its connection, progress and cancellation."""
-
-    __slots__ = ("_cancelled", "connection", "id", "method", "progress_token")
-
-    def __init__(
-        self,
-        connection: Connection,
-        id_: RequestId | UnsetType,
-        method: str,
-        progress_token: str | int | None,
-    ) -> None:
-        self.connection = connection
-        self.id = id_
-        self.method = method
-        self.progress_token = progress_token
-        self._cancelled = False
-
-    @property
-    def cancelled(self) -> bool:
-        """True once ``$/cancelRequest`` named this request (or the connection is closing)."""
-        return self._cancelled
-
-    def check_cancelled(self) -> None:
-        """Raise `RequestCancelled` if cancelled: a cheap poll for long thread handlers."""
-        if self._cancelled:
-            raise RequestCancelled("Request cancelled")
-
-    def progress(self, message: str, percentage: float | None = None) -> None:
-        """Send ``$/progress`` if the request asked for it (``_meta.progressToken``).
-
-        Safe to call from a ``"thread"`` handler's thread."""
-        token = self.progress_token
-        if token is None or self._cancelled:
-            return
-        params = ProgressParams(
-            token=token, value=ProgressValue(message=message, percentage=percentage)
-        )
-        self.connection.notify(PROGRESS_METHOD, params)
 
 
 # -- the connection ------------------------------------------------------------------------
@@ -264,64 +139,6 @@ class Channel(Protocol):
 
     def close(self) -> None:
         """Close both directions (after the last `write` finished)."""
-
-
-#: ``SKILLSD_MEMORY_BUDGET_BYTES=N`` replaces `limits.MEMORY_BUDGET_BYTES`, read once at start
-#: (tests use a small budget to reach it quickly).
-MEMORY_BUDGET_ENV = "SKILLSD_MEMORY_BUDGET_BYTES"
-
-
-class MemoryBudget:
-    """The bytes a daemon holds for its peers, across connections: replies queued for a peer
-    and unfinished input messages. Each connection reports what it holds; while the total is
-    over ``limit`` the connection holding the most (the slowest reader, the largest partial
-    message) is dropped, so one budget protects the whole process whatever the client count."""
-
-    __slots__ = ("_held", "limit", "total")
-
-    def __init__(self, limit: int = limits.MEMORY_BUDGET_BYTES) -> None:
-        if limit < 1:
-            raise ValueError(f"the memory budget must be positive, got {limit}")
-        self.limit = limit
-        self.total = 0
-        self._held: dict[Connection, int] = {}
-
-    @classmethod
-    def from_environ(cls, environ: Mapping[str, str]) -> MemoryBudget:
-        """The budget `MEMORY_BUDGET_ENV` sets, else the default (a bad value is logged)."""
-        text = environ.get(MEMORY_BUDGET_ENV)
-        if text is None:
-            return cls()
-        try:
-            return cls(int(text))
-        except ValueError:
-            log.warning("ignoring %s=%r: not a positive integer", MEMORY_BUDGET_ENV, text)
-            return cls()
-
-    def update(self, conn: Connection, nbytes: int) -> None:
-        """Record that ``conn`` now holds ``nbytes``; drop connections while over the limit."""
-        old = self._held.get(conn, 0)
-        if nbytes == old:
-            return
-        self.total += nbytes - old
-        if nbytes:
-            self._held[conn] = nbytes
-        else:
-            del self._held[conn]
-        while self.total > self.limit and self._held:
-            victim = max(self._held, key=self._held.__getitem__)
-            # Forget it first: its abort reports 0 and must not find it over budget again.
-            held = self._held.pop(victim)
-            self.total -= held
-            log.warning(
-                "%s: the daemon holds %d bytes for its clients, over its memory budget of %d: "
-                "dropping this connection, which holds the most (%d bytes)",
-                victim.label,
-                self.total + held,
-                self.limit,
-                held,
-            )
-            victim.abort()
 
 
 class _Batch:
@@ -428,7 +245,7 @@ class Connection:
                     self._handle_message(event)
                 elif isinstance(event, Oversized):
                     self._send(
-                        _error_payload(
+                        error_payload(
                             None,
                             ErrorCode.INVALID_REQUEST,
                             f"Invalid Request: message of {event.size} bytes exceeds the limit "
@@ -437,7 +254,7 @@ class Connection:
                     )
                 elif isinstance(event, FramingError):
                     self._send(
-                        _error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {event.reason}")
+                        error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {event.reason}")
                     )
                     self.close()
         finally:
@@ -493,7 +310,7 @@ class Connection:
 
     def notify(self, method: str, params: msgspec.Struct) -> None:
         """Send a notification to the peer. Safe to call from any thread."""
-        payload = _ENCODER.encode(_Notification("2.0", method, params))
+        payload = ENCODER.encode(Notification("2.0", method, params))
         if threading.get_ident() == self._loop_thread:
             self._send(payload)
             return
@@ -513,20 +330,20 @@ class Connection:
                 body.decode("utf-8")
             except UnicodeDecodeError as exc:
                 reason = f"Parse error: invalid UTF-8 at byte {exc.start}"
-                self._send(_error_payload(None, ErrorCode.PARSE_ERROR, reason))
+                self._send(error_payload(None, ErrorCode.PARSE_ERROR, reason))
                 return
         try:
-            message = _MESSAGE_DECODER.decode(body)
+            message = MESSAGE_DECODER.decode(body)
         except msgspec.ValidationError:
             self._send(self._invalid_payload(body))
             return
         except msgspec.DecodeError as exc:
-            self._send(_error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}"))
+            self._send(error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}"))
             return
         except RecursionError:  # a few KiB of '[' would otherwise kill the connection
-            self._send(_error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {_TOO_DEEP}"))
+            self._send(error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {TOO_DEEP}"))
             return
-        if type(message) is _Request:
+        if type(message) is Request:
             self._dispatch(message, None)
         else:
             self._handle_batch(message)
@@ -534,14 +351,14 @@ class Connection:
     def _handle_batch(self, members: list[msgspec.Raw]) -> None:
         if not members:
             self._send(
-                _error_payload(None, ErrorCode.INVALID_REQUEST, "Invalid Request: empty batch")
+                error_payload(None, ErrorCode.INVALID_REQUEST, "Invalid Request: empty batch")
             )
             return
-        decoded: list[_Request | bytes] = []
+        decoded: list[Request | bytes] = []
         expected = 0
         for raw in members:
             try:
-                request = _MEMBER_DECODER.decode(raw)
+                request = MEMBER_DECODER.decode(raw)
             except msgspec.DecodeError:
                 decoded.append(self._invalid_payload(raw))
                 expected += 1
@@ -561,20 +378,20 @@ class Connection:
     @staticmethod
     def _invalid_payload(body: bytes | msgspec.Raw) -> bytes:
         try:
-            obj = _ANY_DECODER.decode(body)
+            obj = ANY_DECODER.decode(body)
         except msgspec.DecodeError as exc:  # pragma: no cover - the typed decoder parsed it
-            return _error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
+            return error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {exc}")
         except RecursionError:  # the typed decoder stopped before the deep part
-            return _error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {_TOO_DEEP}")
-        id_, message = _explain_invalid(obj)
-        return _error_payload(id_, ErrorCode.INVALID_REQUEST, message)
+            return error_payload(None, ErrorCode.PARSE_ERROR, f"Parse error: {TOO_DEEP}")
+        id_, message = explain_invalid(obj)
+        return error_payload(id_, ErrorCode.INVALID_REQUEST, message)
 
-    def _dispatch(self, request: _Request, batch: _Batch | None) -> None:
+    def _dispatch(self, request: Request, batch: _Batch | None) -> None:
         id_ = request.id
         method = request.method
         if self.shutdown_requested and method not in _AFTER_SHUTDOWN:
             if id_ is not UNSET:
-                self._reply(batch, _error_payload(id_, ErrorCode.INVALID_REQUEST, _SHUTTING_DOWN))
+                self._reply(batch, error_payload(id_, ErrorCode.INVALID_REQUEST, _SHUTTING_DOWN))
             else:
                 log.debug("%s: ignoring %s notification after shutdown", self.label, method)
             return
@@ -585,7 +402,7 @@ class Connection:
             elif id_ is not UNSET:
                 self._reply(
                     batch,
-                    _error_payload(id_, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}"),
+                    error_payload(id_, ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}"),
                 )
             else:
                 log.debug("%s: ignoring unknown notification %s", self.label, method)
@@ -594,7 +411,7 @@ class Connection:
             params = self._decode_params(handler, request.params)
         except RpcError as exc:
             if id_ is not UNSET:
-                self._reply(batch, _error_payload(id_, exc.code, exc.message, exc.data))
+                self._reply(batch, error_payload(id_, exc.code, exc.message, exc.data))
             else:
                 log.warning("%s: bad %s notification: %s", self.label, method, exc.message)
             return
@@ -606,7 +423,7 @@ class Connection:
                 result = handler.fn(params, ctx)
                 if id_ is UNSET:
                     return
-                payload = self._result_payload(id_, handler, result)
+                payload = result_payload(id_, handler, result)
             except Exception as exc:
                 payload = self._exception_payload(ctx, exc)
                 if id_ is UNSET:
@@ -628,38 +445,38 @@ class Connection:
         try:
             return handler.decoder.decode(raw)
         except RecursionError:
-            raise InvalidParams(f"Invalid params for {handler.method}: {_TOO_DEEP}") from None
+            raise InvalidParams(f"Invalid params for {handler.method}: {TOO_DEEP}") from None
         except msgspec.ValidationError as exc:
             first = memoryview(raw)[0:1].tobytes()
             if first == b"[":
-                if _ANY_DECODER.decode(raw) == []:
+                if ANY_DECODER.decode(raw) == []:
                     return self._decode_empty(handler)
                 raise InvalidParams(
                     f"Invalid params for {handler.method}: params must be an object "
                     "(named parameters), not an array"
                 ) from None
             if first != b"{":
-                raise InvalidRequest(_BAD_PARAMS) from None
+                raise InvalidRequest(BAD_PARAMS) from None
             raise InvalidParams(f"Invalid params for {handler.method}: {exc}") from None
 
     @staticmethod
     def _decode_empty(handler: Handler) -> Any:
         try:
-            return handler.decoder.decode(_EMPTY_OBJECT)
+            return handler.decoder.decode(EMPTY_OBJECT)
         except msgspec.ValidationError as exc:
             raise InvalidParams(f"Invalid params for {handler.method}: {exc}") from None
 
-    def _cancel(self, request: _Request, batch: _Batch | None) -> None:
+    def _cancel(self, request: Request, batch: _Batch | None) -> None:
         try:
-            params = _CANCEL_DECODER.decode(request.params or _EMPTY_OBJECT)
+            params = CANCEL_DECODER.decode(request.params or EMPTY_OBJECT)
         except msgspec.ValidationError as exc:
             if request.id is not UNSET:
                 if memoryview(request.params)[0:1].tobytes() not in (b"", b"{", b"["):
                     # As for every method: a scalar `params` makes the request itself invalid.
-                    payload = _error_payload(request.id, ErrorCode.INVALID_REQUEST, _BAD_PARAMS)
+                    payload = error_payload(request.id, ErrorCode.INVALID_REQUEST, BAD_PARAMS)
                 else:
                     message = f"Invalid params for {CANCEL_METHOD}: {exc}"
-                    payload = _error_payload(request.id, ErrorCode.INVALID_PARAMS, message)
+                    payload = error_payload(request.id, ErrorCode.INVALID_PARAMS, message)
                 self._reply(batch, payload)
             return
         task = self._inflight.get(_id_key(params.id))
@@ -667,7 +484,7 @@ class Connection:
             self._tasks[task][0]._cancelled = True
             task.cancel()
         if request.id is not UNSET:  # sent as a request: acknowledge it
-            self._reply(batch, _RESULT_HEAD + _ENCODER.encode(request.id) + _RESULT_MID + b"null}")
+            self._reply(batch, RESULT_HEAD + ENCODER.encode(request.id) + RESULT_MID + b"null}")
 
     async def _run(
         self, handler: Handler, params: Any, ctx: RequestContext, batch: _Batch | None
@@ -680,13 +497,13 @@ class Connection:
                 result = await handler.fn(params, ctx)
             if ctx.id is UNSET:
                 return
-            payload = self._result_payload(ctx.id, handler, result)
+            payload = result_payload(ctx.id, handler, result)
         except asyncio.CancelledError:
             if not ctx._cancelled:
                 raise  # torn down from outside (abort, loop shutdown): nothing to answer
             if ctx.id is UNSET:
                 return
-            payload = _error_payload(ctx.id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
+            payload = error_payload(ctx.id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
         except Exception as exc:
             payload = self._exception_payload(ctx, exc)
             if ctx.id is UNSET:
@@ -702,69 +519,32 @@ class Connection:
             if ctx._cancelled and task.cancelled():
                 # Cancelled before its first step: _run never ran to answer for itself.
                 message = "Request cancelled"
-                self._reply(batch, _error_payload(ctx.id, ErrorCode.REQUEST_CANCELLED, message))
+                self._reply(batch, error_payload(ctx.id, ErrorCode.REQUEST_CANCELLED, message))
         if self._reading_paused and len(self._tasks) <= self._max_inflight // 2:
             self._reading_paused = False
             if not self._closing:
                 self._channel.resume_reading()
 
-    @staticmethod
-    def _result_payload(id_: Any, handler: Handler, result: Any) -> Payload:
-        expected = handler.result_type
-        checked = result
-        if isinstance(result, Encoded):
-            checked, result = result.type, result.raw
-        if expected is None:
-            if result is not None:
-                raise TypeError(f"{handler.method} must return None, got {type(result).__name__}")
-        elif (
-            expected is not AnyResult
-            and isinstance(expected, type)
-            and not (
-                issubclass(checked, expected)
-                if isinstance(checked, type)
-                else isinstance(checked, expected)
-            )
-        ):
-            got = checked.__name__ if isinstance(checked, type) else type(checked).__name__
-            raise TypeError(f"{handler.method} must return {expected.__name__}, got {got}")
-        if isinstance(result, msgspec.Raw):
-            # Already encoded (and valid UTF-8: msgspec wrote it): only the envelope is new.
-            head = b'{"jsonrpc":"2.0","id":%b,"result":' % _ENCODER.encode(id_)
-            return (head, memoryview(result), b"}")
-        # One encoding pass into a buffer the framer can extend in place: a 10 000-skill
-        # `skills.list` reply is ~8 MB, and every concatenation would copy it again.
-        payload = bytearray()
-        try:
-            _ENCODER.encode_into(_Response("2.0", id_, result), payload)
-        except UnicodeEncodeError:
-            # A text from a name that is not UTF-8 got this far (the scan skips those): send
-            # it with each such byte written \xNN rather than fail the whole reply (SPEC 18).
-            payload = bytearray()
-            scrubbed = _scrub_text(msgspec.to_builtins(result))
-            _ENCODER.encode_into(_Response("2.0", id_, scrubbed), payload)
-        return payload
-
     def _exception_payload(self, ctx: RequestContext, exc: Exception) -> bytes:
         id_ = None if ctx.id is UNSET else ctx.id
         if isinstance(exc, RpcError):
-            return _error_payload(id_, exc.code, exc.message, exc.data)
+            return error_payload(id_, exc.code, exc.message, exc.data)
         if isinstance(exc, RequestCancelled):
-            return _error_payload(id_, ErrorCode.REQUEST_CANCELLED, exc.message)
+            return error_payload(id_, ErrorCode.REQUEST_CANCELLED, exc.message)
         if isinstance(exc, SkillsdError):
             if isinstance(exc.data, InvalidParamsData):
                 # The core's own parameter checks (a bad limit, offset, format...).
                 message = f"Invalid params for {ctx.method}: {exc.message}"
                 field = exc.data.field
                 data = {"field": field} if field is not None else UNSET
-                return _error_payload(id_, ErrorCode.INVALID_PARAMS, message, data)
+                return error_payload(id_, ErrorCode.INVALID_PARAMS, message, data)
             code = KIND_CODES.get(exc.kind)
             if code is None:
                 log.error("%s: %s raised unknown error kind %r", self.label, ctx.method, exc.kind)
                 code = ErrorCode.INTERNAL_ERROR
-            return _error_payload(id_, code, exc.message, exc.wire_data())
+            return error_payload(id_, code, exc.message, exc.wire_data())
         log.error("%s: internal error in %s", self.label, ctx.method, exc_info=exc)
-        return _error_payload(
+        return error_payload(
             id_, ErrorCode.INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"
         )
 

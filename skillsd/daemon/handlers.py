@@ -13,7 +13,8 @@ import msgspec
 
 from skillsd import operations as ops
 from skillsd.core.model_tools import tool_definitions
-from skillsd.daemon.endpoint import Connection, RequestContext, Router
+from skillsd.daemon.endpoint import Connection, Router
+from skillsd.daemon.request_context import RequestContext
 from skillsd.daemon.router import Encoded
 from skillsd.runtime import requests as rq
 from skillsd.runtime.services import Services

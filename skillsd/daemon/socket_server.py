@@ -27,7 +27,8 @@ from skillsd.core import limits
 from skillsd.daemon import app, runtime_paths
 from skillsd.daemon.channel import StreamChannel
 from skillsd.daemon.daemon_lock import AlreadyRunning, DaemonLock
-from skillsd.daemon.endpoint import Connection, MemoryBudget, Router
+from skillsd.daemon.endpoint import Connection, Router
+from skillsd.daemon.memory_budget import MemoryBudget
 from skillsd.daemon.proxy import peer_uid
 
 __all__ = ["SocketServer", "peer_uid", "run_socket_server"]

@@ -17,7 +17,8 @@ import sys
 from skillsd.core import limits
 from skillsd.daemon import app
 from skillsd.daemon.channel import StreamChannel
-from skillsd.daemon.endpoint import Connection, MemoryBudget, Router
+from skillsd.daemon.endpoint import Connection, Router
+from skillsd.daemon.memory_budget import MemoryBudget
 
 __all__ = ["claim_stdio", "run_stdio", "serve_stdio"]
 

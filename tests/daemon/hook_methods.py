@@ -17,7 +17,8 @@ from typing import Any
 import msgspec
 
 from skillsd.core.errors import SkillsdError
-from skillsd.daemon.endpoint import RequestContext, Router
+from skillsd.daemon.request_context import RequestContext
+from skillsd.daemon.router import Router
 from skillsd_protocol import AnyErrorData
 from skillsd_protocol.messages import Empty, Params
 
