@@ -6,16 +6,8 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from skillsd_protocol.schema import render_schema
-from tests.daemon.skill_tree import make_project
 from tests.daemon.skill_tree import run_cli as run
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> dict[str, Path]:
-    return make_project(tmp_path)
 
 
 def test_list_human_and_json(tree: dict[str, Path]) -> None:

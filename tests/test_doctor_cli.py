@@ -17,6 +17,7 @@ from tests.daemon.skill_tree import daemon_env, make_project
 
 @pytest.fixture
 def tree(tmp_path: Path) -> dict[str, Path]:
+    # No user config at all: the report says it is absent.
     return make_project(tmp_path)
 
 

@@ -7,17 +7,10 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from skillsd import __version__
 from tests.corpora import CORPORA, needs_corpora
-from tests.daemon.skill_tree import make_project, write_skill
 from tests.daemon.skill_tree import run_cli as run
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> dict[str, Path]:
-    return make_project(tmp_path)
+from tests.daemon.skill_tree import write_skill
 
 
 def test_version(tree: dict[str, Path]) -> None:

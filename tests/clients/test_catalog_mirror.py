@@ -9,17 +9,9 @@ import random
 import shutil
 from pathlib import Path
 
-import pytest
-
 from skillsd.core.catalog_delta import ChangeHistory
 from skillsd_client import AsyncClient, CatalogMirror
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> dict[str, Path]:
-    (tmp_path / "config.toml").write_text("")
-    return make_project(tmp_path)
+from tests.daemon.skill_tree import daemon_env, write_skill
 
 
 def run(coro: object) -> None:

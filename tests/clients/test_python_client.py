@@ -49,7 +49,7 @@ from skillsd_protocol.messages import (
     SkillsChangedParams,
 )
 from tests.daemon.daemon_harness import daemon_pids, kill_pid, socket_daemon
-from tests.daemon.skill_tree import daemon_env, make_project
+from tests.daemon.skill_tree import daemon_env
 from tests.fixtures.host_project import copy_host_project
 
 T = TypeVar("T")
@@ -59,12 +59,6 @@ DEADLINE = 60.0
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run an async test body with an overall deadline, so a bug cannot hang the suite."""
     return asyncio.run(asyncio.wait_for(coro, DEADLINE))
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> dict[str, Path]:
-    (tmp_path / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
-    return make_project(tmp_path)
 
 
 @pytest.fixture

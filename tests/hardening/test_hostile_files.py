@@ -18,17 +18,11 @@ from typing import Any
 import pytest
 
 from tests.daemon.daemon_harness import StdioDaemon, request
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
+from tests.daemon.skill_tree import daemon_env, write_skill
 from tests.daemon.test_skill_methods import Client
 
 #: Generous: each of these hung forever (or took minutes) before.
 DEADLINE = 20.0
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> dict[str, Path]:
-    (tmp_path / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
-    return make_project(tmp_path)
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
-"""The daemon tests' usual setup: the realistic project tree (``skill_tree.make_project``) with a
-config that allows loads, and a daemon on it, run in this process (``in_process``: the real
-framing, dispatch and runtime, no new interpreter). A module defines its own to differ."""
+"""The suite's usual setup: the realistic project tree (``tests.daemon.skill_tree.make_project``)
+with a user config that allows loads, and ``client``, a daemon on it run in this process
+(``tests.daemon.in_process``: the real framing, dispatch and runtime, no new interpreter). A module
+defines its own ``tree`` to differ."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from tests.daemon.test_skill_methods import Client
 
 @pytest.fixture
 def tree(tmp_path: Path) -> dict[str, Path]:
-    # A host that wants silent loads ships this (SPEC 7); the default, `ask`, is proven in
-    # tests/daemon/test_policy_methods.py.
+    # A host that wants silent loads ships this (docs/permissions.md); the default, `ask`, is
+    # proven in tests/daemon/test_policy_methods.py.
     (tmp_path / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
     return make_project(tmp_path)
 
