@@ -81,9 +81,11 @@ async def _without_caller(
 
 
 async def _commands(svc: Services, params: CommandsParams, ctx: RequestContext) -> Encoded:
-    view, result = await rq.commands(svc, params, _caller(svc, ctx, listens=True))
     # Megabytes on 10 000 skills: encoded once per catalog, not once per request.
-    return view.catalog.derived("skills.commands:encoded", lambda: Encoded.of(result))
+    caller = _caller(svc, ctx, listens=True)
+    return await rq.commands(
+        svc, params, caller, lambda _view, result: Encoded.of(result), key="skills.commands:json"
+    )
 
 
 async def _session_open(

@@ -379,13 +379,17 @@ class SkillsBridge:
     async def _prompts(self, conn: _Connection) -> dict[str, Command]:
         """Each command under a unique prompt name: the first of a name in catalog order keeps
         it, the others get ``<name>@<scope>`` so that none hides another."""
+        params = CommandsParams(cwd=conn.cwd, session_id=conn.session_id)
         try:
-            view, listed = await rq.commands(
-                self.services, CommandsParams(cwd=conn.cwd, session_id=conn.session_id)
+            return await rq.commands(
+                self.services,
+                params,
+                self._caller,
+                lambda view, listed: _prompt_names(listed.commands, view),
+                key="mcp:prompts",
             )
         except SkillsdError as exc:
             raise _mcp_error(exc) from None
-        return view.catalog.derived("mcp:prompts", lambda: _prompt_names(listed.commands, view))
 
     async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
         prompts = await self._prompts(await self._connection(ctx))

@@ -13,6 +13,7 @@ import asyncio
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from skillsd import operations as ops
 from skillsd.core.errors import InvalidParamsData, SkillsdError
@@ -107,6 +108,7 @@ class Caller:
 
 
 _NOBODY = Caller()
+_Shaped = TypeVar("_Shaped")
 
 
 def _bad(field: str, why: str) -> SkillsdError:
@@ -174,13 +176,18 @@ async def list_skills(svc: Services, params: ListParams, caller: Caller = _NOBOD
 
 
 async def commands(
-    svc: Services, params: CommandsParams, caller: Caller = _NOBODY
-) -> tuple[View, CommandsResult]:
-    """``skills.commands`` (built once per catalog: on 10 000 skills it is megabytes), with the
-    view it came from so a face can cache its own encoding on the same catalog."""
+    svc: Services,
+    params: CommandsParams,
+    caller: Caller,
+    shape: Callable[[View, CommandsResult], _Shaped],
+    *,
+    key: str,
+) -> _Shaped:
+    """``skills.commands`` in the form a face sends it (``shape``: an encoding, a prompt list),
+    built once per catalog under ``key``: on 10 000 skills the answer is megabytes, so only the
+    face's own form is kept, never a second copy of the list."""
     view = await _view(svc, caller, params.cwd, params.session_id)
-    result = view.catalog.derived("skills.commands", lambda: ops.commands(view.seen, params))
-    return view, result
+    return view.catalog.derived(key, lambda: shape(view, ops.commands(view.seen, params)))
 
 
 async def search(svc: Services, params: SearchParams, caller: Caller = _NOBODY) -> SearchResult:
