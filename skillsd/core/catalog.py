@@ -36,7 +36,6 @@ from skillsd.core.discovery import (
     FoundSkill,
     Root,
     RootPlan,
-    discovery_plan,
     find_skill_file,
     scan_plan,
     skill_from_listing,
@@ -60,7 +59,6 @@ __all__ = [
     "build_catalog",
     "diff_catalogs",
     "list_result",
-    "load_catalog",
     "normalize_name",
     "refresh_catalog",
     "skill_id",
@@ -776,19 +774,6 @@ def _full_rebuild(previous: Catalog) -> Catalog:
     return build_catalog(
         previous.plan, previous.config, disabled=previous.disabled, previous=previous
     )
-
-
-def load_catalog(
-    cwd: str | None = None,
-    config: Config = DEFAULT_CONFIG,
-    *,
-    extra_roots: Iterable[str] = (),
-    disabled: Collection[str] = frozenset(),
-    previous: Catalog | None = None,
-) -> Catalog:
-    """:func:`build_catalog` for ``cwd`` with this process's environment and home directory."""
-    plan = discovery_plan(cwd, config, client_extra_roots=extra_roots)
-    return build_catalog(plan, config, disabled=disabled, previous=previous)
 
 
 def diff_catalogs(old: Catalog | None, new: Catalog) -> CatalogDiff:

@@ -3,8 +3,7 @@
 Two steps, kept apart so each is testable on its own:
 
 - :func:`compute_roots` decides *where to look*. It takes the environment and the home directory
-  as parameters (``discovery_plan`` is the thin wrapper reading ``os.environ``/``Path.home()``);
-  its only file-system access is the repo-marker lookup.
+  as parameters; its only file-system access is the repo-marker lookup.
 - :func:`scan` walks those roots breadth-first with ``os.scandir`` and reports every ``SKILL.md``
   found, deduplicated by real path and sorted (scope, nearer-to-cwd root, path), plus scan-level
   diagnostics and the roots that do not exist. It never parses a file and never raises for a
@@ -24,7 +23,6 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from operator import attrgetter
-from pathlib import Path
 
 from skillsd.core import limits
 from skillsd.core.agent_folders import (
@@ -52,7 +50,6 @@ __all__ = [
     "RootPlan",
     "ScanResult",
     "compute_roots",
-    "discovery_plan",
     "find_repo_root",
     "find_skill_file",
     "nearest_existing_ancestor",
@@ -276,22 +273,6 @@ def compute_roots(
         repo_root=repo_root,
         roots=tuple(unique.values()),
         command_dirs=tuple(dict.fromkeys(command_dirs)),
-    )
-
-
-def discovery_plan(
-    cwd: str | None = None,
-    config: Config = DEFAULT_CONFIG,
-    *,
-    client_extra_roots: Iterable[str] = (),
-) -> RootPlan:
-    """:func:`compute_roots` with this process's environment and home directory."""
-    return compute_roots(
-        os.getcwd() if cwd is None else cwd,
-        config,
-        home=str(Path.home()),
-        env=os.environ,
-        client_extra_roots=client_extra_roots,
     )
 
 
