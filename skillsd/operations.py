@@ -30,7 +30,8 @@ from skillsd.core.agents import (
     resolve_agent_skills,
 )
 from skillsd.core.bounded_read import read_regular_file
-from skillsd.core.catalog import Catalog, build_catalog, list_result
+from skillsd.core.catalog import Catalog, list_result
+from skillsd.core.catalog_build import build_catalog
 from skillsd.core.catalog_delta import DeltaIds
 from skillsd.core.catalog_prompt import (
     render_active_skills,
@@ -419,15 +420,15 @@ def skill_contents(view: OperationView, skill: SkillMetadata) -> SkillContents:
     """What the model may know of ``skill`` without loading it: gated like a model read (see
     :func:`gate_model_read`). Reads files."""
     gate_model_read(view, skill)
-    names = [SKILL_FILE, *list_skill_files(skill.dir, max_files=limits.MAX_LISTED_FILES + 1)]
+    names = [SKILL_FILE, *list_skill_files(skill.dir, max_files=limits.MAX_MANIFEST_FILES + 1)]
     files: list[FileDigest] | None = []
     total = 0
     for name in names:
-        if len(names) > limits.MAX_LISTED_FILES:
+        if len(names) > limits.MAX_MANIFEST_FILES:
             files = None
             break
         try:
-            read = read_regular_file(f"{skill.dir}/{name}", limits.MAX_LISTED_BYTES - total)
+            read = read_regular_file(f"{skill.dir}/{name}", limits.MAX_MANIFEST_BYTES - total)
         except (OSError, ValueError):
             continue  # gone or not a regular file since it was listed
         total += len(read.data)

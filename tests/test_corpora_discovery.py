@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillsd.core.catalog import build_catalog
+from skillsd.core.catalog_build import build_catalog
 from skillsd.core.config import Config
 from skillsd.core.discovery import Root, RootPlan
 from tests.corpora import CORPORA, KNOWN_INVALID, needs_corpora

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 import msgspec
 
 from skillsd.core.agent_folders import AGENTS, SKILL_FOLDERS
-from skillsd.core.catalog import Catalog, build_catalog
+from skillsd.core.catalog import Catalog
+from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
 from skillsd.core.display_text import escape_controls
 from skillsd.core.effective_config import ConfigSource

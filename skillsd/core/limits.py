@@ -115,9 +115,10 @@ DELTA_HISTORY = 64
 #: The search hits that decide, by relevance, which skills a budgeted prompt keeps first.
 PROMPT_RELEVANCE_HITS = 300
 
-#: A skill lists its files (with digests) for the model's clients up to these bounds; past them
-#: the listing says the skill is too large to list and the client reads its directory instead.
-MAX_LISTED_FILES = 512
-MAX_LISTED_BYTES = 16 * 1024 * 1024
+#: A skill's manifest for the model's clients (every file with its digest, the MCP skills
+#: extension's ``skills/list``) stops at these bounds; past them it says the skill is too large
+#: to list and the client reads its directory instead.
+MAX_MANIFEST_FILES = 512
+MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 #: Resource subscriptions one MCP client may hold.
 MAX_MCP_SUBSCRIPTIONS = 1000

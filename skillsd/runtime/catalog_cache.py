@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from skillsd.core import limits
-from skillsd.core.catalog import Catalog, build_catalog, diff_catalogs, refresh_catalog
+from skillsd.core.catalog import Catalog, diff_catalogs
+from skillsd.core.catalog_build import build_catalog, refresh_catalog
 from skillsd.core.catalog_delta import ChangeHistory, DeltaIds
 from skillsd.core.config import Config
 from skillsd.core.discovery import RootPlan, compute_roots

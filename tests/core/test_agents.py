@@ -19,7 +19,8 @@ from skillsd.core.agents import (
     render_agent,
     resolve_agent_skills,
 )
-from skillsd.core.catalog import Catalog, build_catalog
+from skillsd.core.catalog import Catalog
+from skillsd.core.catalog_build import build_catalog
 from skillsd.core.config import DEFAULT_CONFIG, Config, DiscoveryConfig
 from skillsd.core.discovery import compute_roots
 from skillsd.core.errors import SkillsdError

@@ -9,14 +9,9 @@ from typing import Any
 
 import pytest
 
-from skillsd.core import catalog as catalog_mod
-from skillsd.core.catalog import (
-    Catalog,
-    build_catalog,
-    diff_catalogs,
-    refresh_catalog,
-    skill_id,
-)
+from skillsd.core import catalog_build as catalog_mod
+from skillsd.core.catalog import Catalog, diff_catalogs, skill_id
+from skillsd.core.catalog_build import build_catalog, refresh_catalog
 from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import Root, RootPlan, compute_roots
 from skillsd.core.errors import SkillsdError

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from skillsd.core import limits
-from skillsd.core.catalog import build_catalog, refresh_catalog
+from skillsd.core.catalog_build import build_catalog, refresh_catalog
 from skillsd.core.catalog_prompt import render_catalog, render_catalog_within
 from skillsd.core.host_fields import FRONTMATTER_FIELDS, host_from_frontmatter, read_openai_yaml
 from skillsd.core.validation import validate_fields

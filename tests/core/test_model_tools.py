@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.catalog import build_catalog
+from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import Root, RootPlan
 from skillsd.core.errors import SkillsdError
 from skillsd.core.model_tools import ToolRequest, decode_tool_call, error_text, tool_definitions

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.catalog import build_catalog
+from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import Root, RootPlan
 from skillsd.core.errors import SkillsdError
 from skillsd.core.name_distance import closest_names, edit_distance

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from skillsd.cli.doctor import diagnose
-from skillsd.core.catalog import build_catalog
+from skillsd.core.catalog_build import build_catalog
 from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import Root, RootPlan
 from skillsd.core.watch_plan import watch_plan

@@ -33,7 +33,8 @@ from typing import Any
 import msgspec
 import pytest
 
-from skillsd.core.catalog import build_catalog, list_result
+from skillsd.core.catalog import list_result
+from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
 from skillsd.core.effective_config import ConfigSource
 from tests.daemon import daemon_harness as h
