@@ -20,15 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillsd.core import limits
-from skillsd.core.agents import (
-    ResolvedSkill,
-    agent_dirs,
-    check_references,
-    discover_agents,
-    find_agent,
-    render_agent,
-    resolve_agent_skills,
-)
 from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.catalog import Catalog, list_result
 from skillsd.core.catalog_build import build_catalog
@@ -55,6 +46,15 @@ from skillsd.core.model_tools import (
 )
 from skillsd.core.name_distance import closest_names
 from skillsd.core.permissions import SKILL_LOAD, Check, evaluate, skill_load_rule
+from skillsd.core.personas import (
+    ResolvedSkill,
+    agent_dirs,
+    check_references,
+    discover_agents,
+    find_agent,
+    render_agent,
+    resolve_agent_skills,
+)
 from skillsd.core.prompt_budget import budget_tokens, paths_matcher
 from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
 from skillsd.core.search import SearchIndex

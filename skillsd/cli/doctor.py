@@ -18,7 +18,6 @@ import msgspec
 
 from skillsd.cli.agents_matrix import print_agents
 from skillsd.cli.list_summary import list_summary
-from skillsd.core.agents import agent_dirs, check_references, discover_agents
 from skillsd.core.catalog import Catalog
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, user_config_path
@@ -26,6 +25,7 @@ from skillsd.core.discovery import compute_roots, find_repo_root
 from skillsd.core.display_text import escape_controls
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
+from skillsd.core.personas import agent_dirs, check_references, discover_agents
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.trust import resolve_trust
 from skillsd.core.watch_plan import watch_plan

@@ -4,7 +4,7 @@ One table, :data:`SKILL_FOLDERS`, is the single source for both the default root
 (:func:`skillsd.core.discovery.compute_roots`) and the ``agents[]`` every listed skill carries.
 Adding an agent or a folder is a change to this table only.
 
-Not to be confused with :mod:`skillsd.core.agents`, which holds agent *definitions* (seed 003).
+Not to be confused with :mod:`skillsd.core.personas`, which holds agent *definitions* (seed 003).
 """
 
 from __future__ import annotations

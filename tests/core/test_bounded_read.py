@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from skillsd.core import limits
-from skillsd.core.agents import AgentFileError, discover_agents, read_agent_file
 from skillsd.core.bounded_read import NotRegularFile, read_regular_file
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.file_version import StatKey, stat_key
+from skillsd.core.personas import AgentFileError, discover_agents, read_agent_file
 from skillsd.core.resources import read_skill_file_content
 from skillsd.core.skillfile import read_skill_file
 from skillsd.core.state import StateStore

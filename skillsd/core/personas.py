@@ -1,4 +1,6 @@
-"""Agent definitions (seed 003): Markdown files whose frontmatter names the skills they use.
+"""Agent personas (``agents.list``/``agents.get``): Markdown files whose frontmatter names the
+skills they use. Not the coding agents that read skill folders (Claude Code, Codex, ...): those
+are :mod:`skillsd.core.agent_folders`.
 
 An agent is ``<dir>/<file>.md`` in ``.agents/agents/`` of every directory on the repo chain
 (nearest to cwd first) and in ``~/.agents/agents/``. Frontmatter: ``name`` (required),

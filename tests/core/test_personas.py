@@ -9,7 +9,12 @@ import msgspec
 import pytest
 
 from skillsd.core import limits
-from skillsd.core.agents import (
+from skillsd.core.catalog import Catalog
+from skillsd.core.catalog_build import build_catalog
+from skillsd.core.config import DEFAULT_CONFIG, Config, DiscoveryConfig
+from skillsd.core.discovery import compute_roots
+from skillsd.core.errors import SkillsdError
+from skillsd.core.personas import (
     ResolvedSkill,
     agent_dirs,
     check_references,
@@ -19,11 +24,6 @@ from skillsd.core.agents import (
     render_agent,
     resolve_agent_skills,
 )
-from skillsd.core.catalog import Catalog
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import DEFAULT_CONFIG, Config, DiscoveryConfig
-from skillsd.core.discovery import compute_roots
-from skillsd.core.errors import SkillsdError
 from skillsd.core.resources import list_skill_files, read_skill_file_content
 from skillsd_protocol.messages import AgentDefinition
 
