@@ -25,19 +25,8 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
 from tests.daemon.skill_tree import daemon_env, write_skill
-from tests.fixtures.host_project import copy_host_project
 
 DEADLINE = 60
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> dict[str, Path]:
-    project = copy_host_project(tmp_path)
-    (tmp_path / "config.toml").write_text("")
-    assets = project / ".claude" / "skills" / "fix-issue" / "assets"
-    assets.mkdir()
-    (assets / "logo.bin").write_bytes(bytes(range(256)))
-    return {"tmp": tmp_path, "project": project, "home": tmp_path / "home"}
 
 
 @asynccontextmanager
