@@ -1,6 +1,6 @@
 // `skillsd mcp` driven by the official MCP TypeScript SDK (Client + StdioClientTransport) from
-// Node 20 (SPEC 16): tools, resources, prompts, the skills extension's skills/list, and a
-// list-changed notification after a file appears on disk.
+// Node 20 (docs/mcp.md): tools, resources, prompts, the skills extension's skills/list, a
+// list-changed notification after a file appears on disk, and one session per connection.
 
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -83,4 +83,17 @@ test("a new skill on disk sends list_changed", async () => {
   assert.ok(changes.includes("resources") && changes.includes("prompts"), changes.join(","));
   const { resources } = await client.listResources();
   assert.ok(resources.some((r) => r.uri === "skill://late-skill/SKILL.md"));
+});
+
+test("one stdio connection is one session: a prompt and a load count, a reload is suppressed", async () => {
+  // pdf-forms was invoked as a prompt above: in the same session that counts as loaded.
+  const invoked = await client.callTool({ name: "skill_load", arguments: { name: "pdf-forms" } });
+  assert.match(invoked.content[0].text, /^<skill_context_reminder/);
+  const first = await client.callTool({ name: "skill_load", arguments: { name: "release-notes" } });
+  assert.equal(first.isError, false);
+  assert.doesNotMatch(first.content[0].text, /^<skill_context_reminder/);
+  for (let n = 0; n < 5; n++) await client.listTools(); // other requests in between
+  const second = await client.callTool({ name: "skill_load", arguments: { name: "release-notes" } });
+  assert.equal(second.isError, false);
+  assert.match(second.content[0].text, /^<skill_context_reminder/);
 });
