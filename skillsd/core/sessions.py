@@ -85,7 +85,9 @@ class Session:
         ``trusted``, none are."""
         granted: dict[str, list[str]] = {}
         withheld: dict[str, list[str]] = {}
-        for name, rules, root in self._granted_by.values():
+        # A snapshot taken in one step: file operations ask from their own threads while the
+        # event loop records loads, and ``trusted`` runs Python code between the items.
+        for name, rules, root in list(self._granted_by.values()):
             counts = root is None or (trusted is not None and trusted(root))
             for rule in rules:
                 (granted if counts else withheld).setdefault(rule, []).append(name)

@@ -121,7 +121,8 @@ class Services:
             tool,
             input,
             trusted=self.is_trusted(root),
-            session_memory=session.remembered if session is not None else None,
+            # A copy: this runs in file-operation threads while the loop records answers.
+            session_memory=dict(session.remembered) if session is not None else None,
             always=self.state.always(),
             grants=grants,
             withheld_grants=withheld,
