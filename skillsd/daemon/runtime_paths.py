@@ -1,4 +1,4 @@
-"""Where the socket daemon lives: a private per-user runtime directory (SPEC 10).
+"""Where the socket daemon lives: a private per-user runtime directory (docs/security.md).
 
 The directory is ``$SKILLSD_RUNTIME_DIR`` when set (tests point it at a temporary directory),
 else ``platformdirs.user_runtime_dir("skillsd")``. It is created 0700; an existing one that is
@@ -9,11 +9,13 @@ another user could otherwise plant or read the socket.
 from __future__ import annotations
 
 import os
-import stat
 import warnings
 from pathlib import Path
 
 import platformdirs
+
+from skillsd_client._connect import ensure_private_dir as client_private_dir
+from skillsd_client._errors import ConnectError
 
 __all__ = [
     "RUNTIME_DIR_ENV",
@@ -47,45 +49,13 @@ def runtime_dir() -> Path:
 
 
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` 0700 if missing; refuse it unless it is a directory owned by us, 0700."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _check_parent(path.parent)
+    """Create ``path`` 0700 if missing; refuse it unless it is a real directory owned by us,
+    exactly 0700, in a parent no other user can rename entries of. The one implementation is
+    the client's (a client must refuse a directory the daemon would refuse)."""
     try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    else:
-        os.chmod(path, 0o700)  # mkdir's mode went through the umask
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        raise RuntimeDirError(f"runtime directory {path} is a symlink; refusing to use it")
-    if not stat.S_ISDIR(st.st_mode):
-        raise RuntimeDirError(f"runtime directory {path} is not a directory")
-    uid = os.geteuid()
-    if st.st_uid != uid:
-        raise RuntimeDirError(
-            f"runtime directory {path} is owned by uid {st.st_uid}, not by you (uid {uid}); "
-            "refusing to use it"
-        )
-    mode = stat.S_IMODE(st.st_mode)
-    if mode != 0o700:
-        raise RuntimeDirError(
-            f"runtime directory {path} has mode {mode:04o}, expected 0700; "
-            f"fix it with `chmod 700 {path}` or remove it"
-        )
-    return path
-
-
-def _check_parent(parent: Path) -> None:
-    # Whoever can rename entries in the parent can swap our directory after we checked it:
-    # that must be us, root, or a sticky shared directory such as /tmp.
-    st = os.stat(parent)
-    shared = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    if st.st_uid not in (os.geteuid(), 0) or (shared and not st.st_mode & stat.S_ISVTX):
-        raise RuntimeDirError(
-            f"{parent} (parent of the runtime directory) can be modified by other users; "
-            "refusing to use it"
-        )
+        return client_private_dir(path)
+    except ConnectError as exc:
+        raise RuntimeDirError(str(exc)) from None
 
 
 def default_socket_path() -> Path:

@@ -158,8 +158,10 @@ def ensure_private_dir(path: Path) -> Path:
         st = os.lstat(path)
     except OSError as exc:
         raise ConnectError(f"cannot use runtime directory {path}: {exc.strerror}") from None
-    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
-        raise ConnectError(f"runtime directory {path} is not a real directory; refusing to use it")
+    if stat.S_ISLNK(st.st_mode):
+        raise ConnectError(f"runtime directory {path} is a symlink; refusing to use it")
+    if not stat.S_ISDIR(st.st_mode):
+        raise ConnectError(f"runtime directory {path} is not a directory; refusing to use it")
     if st.st_uid != os.geteuid():
         raise ConnectError(
             f"runtime directory {path} is owned by uid {st.st_uid}, not by you; refusing to use it"
