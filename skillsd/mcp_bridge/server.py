@@ -26,6 +26,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ResourceUpdated
+from pydantic import ValidationError
 
 from skillsd import __version__
 from skillsd import operations as ops
@@ -57,6 +58,7 @@ PAGE = 100
 #: How long a client may cache ``skills/list`` (changes are announced anyway).
 TTL_MS = 60_000
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 #: The protocol version from which results carry ``resultType``.
 RESULT_TYPE_SINCE = "2026-07-28"
@@ -153,6 +155,7 @@ class SkillsBridge:
         # Declared for server/discover (the 2026-07-28 era) and initialize alike.
         server.extensions[SKILLS_EXTENSION] = {}
         server.middleware.append(_advertise_extension)
+        server.middleware.append(_real_errors)
         return server
 
     @staticmethod
@@ -507,6 +510,23 @@ async def _advertise_extension(ctx: Any, call_next: Any) -> Any:
         capabilities = result.setdefault("capabilities", {})
         capabilities.setdefault("extensions", {}).setdefault(SKILLS_EXTENSION, {})
     return result
+
+
+async def _real_errors(ctx: Any, call_next: Any) -> Any:
+    """Every failure is an MCP error with a JSON-RPC code and one line: the SDK answers any
+    other exception with code 0 and the exception's text, so a bug becomes ``-32603`` here and
+    its traceback goes to the log on stderr."""
+    try:
+        return await call_next(ctx)
+    except (MCPError, ValidationError):
+        raise
+    except SkillsdError as exc:
+        raise _mcp_error(exc) from None
+    except RequestCancelled as exc:
+        raise _mcp_error(exc) from None
+    except Exception as exc:
+        log.exception("%s failed", getattr(ctx, "method", "a request"))
+        raise MCPError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}") from None
 
 
 def _page_start(cursor: str | None) -> int:
