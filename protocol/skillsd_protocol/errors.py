@@ -165,9 +165,11 @@ class ResourceNotFoundData(ErrorData, tag="resource_not_found", kw_only=True):
 
 
 class TooLargeData(ErrorData, tag="too_large", kw_only=True):
-    """The file at ``path`` is larger than the daemon reads."""
+    """Something is over a bound: the file at ``path`` is larger than the daemon reads, or a
+    reply, a table or a count would pass ``limit`` (named in the message)."""
 
     path: str | None = None
+    limit: int | None = None
 
 
 class SessionNotFoundData(ErrorData, tag="session_not_found", kw_only=True):

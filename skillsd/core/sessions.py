@@ -15,7 +15,7 @@ from typing import Literal
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
 from skillsd_protocol import SkillMetadata
-from skillsd_protocol.errors import SessionNotFoundData
+from skillsd_protocol.errors import SessionNotFoundData, TooLargeData
 from skillsd_protocol.messages import Grant, LoadedSkill, SessionInfo
 
 __all__ = ["Session", "SessionStore"]
@@ -124,9 +124,9 @@ class Session:
 class SessionStore:
     """All open sessions of a daemon (shared by every connection, so a session can resume).
 
-    At most ``cap`` are kept (SPEC 18). Opening one more drops the least recently used session
-    that no live connection holds (:meth:`hold`); when every session is held, the least
-    recently used of all goes, so no client can grow the table without end.
+    At most ``cap`` are kept. Opening one more drops the least recently used session that no
+    live connection holds (:meth:`hold`); a live client never loses its session, so when every
+    session is held the new one is refused (``too_large``, naming the cap).
     """
 
     def __init__(self, cap: int = limits.MAX_SESSIONS) -> None:
@@ -143,16 +143,20 @@ class SessionStore:
         if session_id is not None and session_id in self._sessions:
             self._sessions.move_to_end(session_id)
             return self._sessions[session_id], True
-        session = Session(id=session_id or uuid.uuid4().hex, cwd=cwd, extra_roots=extra_roots)
         while len(self._sessions) >= self.cap:
             self._drop_one()
+        session = Session(id=session_id or uuid.uuid4().hex, cwd=cwd, extra_roots=extra_roots)
         self._sessions[session.id] = session
         return session, False
 
     def _drop_one(self) -> None:
         victim = next((sid for sid in self._sessions if not self._holders[sid]), None)
         if victim is None:
-            victim = next(iter(self._sessions))
+            raise SkillsdError(
+                f"all {self.cap} sessions are held by connected clients (the session limit): "
+                "close one (session.close) before opening another",
+                TooLargeData(limit=self.cap),
+            )
         self._sessions.pop(victim).close()
         self._holders.pop(victim, None)
 

@@ -8,11 +8,15 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from skillsd.core.errors import SkillsdError
 from skillsd.core.sessions import SessionStore
-from tests.daemon.daemon_harness import StdioDaemon, request
+from tests.daemon.daemon_harness import SocketClient, StdioDaemon, request, socket_daemon
 from tests.daemon.skill_tree import daemon_env
 from tests.daemon.test_skill_methods import Client
 
@@ -100,28 +104,44 @@ def test_sessions_are_capped_dropping_the_least_recently_used_unheld_one() -> No
     assert sorted(store._sessions) == ["a", "d", "e"]
     store.hold("d")
     store.hold("e")
-    store.open("f", "/")  # all held: the oldest of all goes
-    assert sorted(store._sessions) == ["d", "e", "f"]
+    # Every session is held: a live client never loses its session, the new one is refused.
+    with pytest.raises(SkillsdError) as refused:
+        store.open("f", "/")
+    assert refused.value.kind == "too_large" and "3 sessions" in refused.value.message
+    assert sorted(store._sessions) == ["a", "d", "e"]
     store.release("d")
     store.open("g", "/")
     assert "d" not in store._sessions and len(store) == 3
 
 
-def test_the_daemon_keeps_at_most_4096_sessions(client: Client) -> None:
-    total = 4096 + 50
-    client.daemon.send(
-        b"".join(request(f"o{n}", "session.open", {"sessionId": f"s-{n}"}) for n in range(total))
-    )
-    seen = 0
-    while seen < total:
-        message = client.daemon.reader.message()
-        if str(message.get("id", "")).startswith("o"):
-            assert "result" in message, message
-            seen += 1
-    # This connection holds them all: the oldest went; the newest are there.
-    assert client.raw("context.inspect", {"sessionId": f"s-{total - 1}"}).get("result")
-    gone = client.raw("context.inspect", {"sessionId": "s-0"})
-    assert gone["error"]["data"]["kind"] == "session_not_found"
+def test_a_flood_of_sessions_never_takes_another_clients_session(
+    tree: dict[str, Path], tmp_path: Path
+) -> None:
+    path = tmp_path / "d.sock"
+    with socket_daemon(path, None, environ=daemon_env(tree)):
+        with closing(SocketClient(path)) as mine, closing(SocketClient(path)) as flood:
+            opened = mine.call(1, "session.open", {"sessionId": "mine"})
+            assert opened["result"]["sessionId"] == "mine"
+            total = 4096 + 20
+            flood.send(
+                b"".join(
+                    request(f"o{n}", "session.open", {"sessionId": f"s-{n}"}) for n in range(total)
+                )
+            )
+            refused = []
+            for _ in range(total):
+                message = flood.reader.message()
+                if "error" in message:
+                    refused.append(message["error"])
+            # 4 095 fit beside the other client's; the rest are refused, naming the limit.
+            assert len(refused) == total - 4095, len(refused)
+            assert {e["code"] for e in refused} == {1008}
+            assert "4096 sessions" in refused[0]["message"]
+            still = mine.call(2, "context.inspect", {"sessionId": "mine"})
+            assert "result" in still, still
+        # Both clients gone: their sessions may be dropped again, new ones fit.
+        with closing(SocketClient(path)) as later:
+            assert "result" in later.call(3, "session.open", {})
 
 
 def test_a_file_swapped_for_a_symlink_during_read_file_is_refused_not_an_internal_error(
