@@ -48,18 +48,21 @@ KEYS: dict[str, tuple[str, str]] = {
         '[".git", ".hg", "WORKSPACE"]',
     ),
     "discovery.maxDepth": (
-        "How deep below a root skills are searched (a skill directly in the root is depth 1).",
+        "How deep below a root skills are searched (a skill directly in the root is depth 1). "
+        "A project file may only lower it.",
         "3",
     ),
     "discovery.maxDirs": (
-        "How many directories are listed per root before the scan stops with a warning.",
+        "How many directories are listed per root before the scan stops with a warning. A "
+        "project file may only lower it.",
         "500",
     ),
     "roots.extra": (
         "More skill roots (scope `extra`); `~` is the home directory. Relative entries start "
         "at the repository root in the project file, at the config file's directory in the "
         "user file, never at the process's working directory. A project file's list replaces "
-        "the user's.",
+        "the user's, and its entries outside the repository are ignored with a warning "
+        "(`config.root_outside_repository`).",
         '["tools/skills", "~/shared-skills"]',
     ),
     "prompt.maxEntries": (
@@ -108,6 +111,17 @@ KEYS: dict[str, tuple[str, str]] = {
         "from the user's file only.",
         '"untrusted"',
     ),
+    "limits.maxCatalogs": (
+        "How many catalogs (distinct working directories) a daemon keeps at once; past it the "
+        "least recently used one no connected client has listed is dropped with its watches. "
+        "Read from the user's file only.",
+        "128",
+    ),
+    "limits.maxReplyBytes": (
+        "The largest reply skillsd builds (an invocation's text, an MCP read): a larger one is "
+        "refused with `too_large` before it is built. Read from the user's file only.",
+        "33554432",
+    ),
     "trust.roots": (
         "Repository roots trusted by configuration: paths or globs (`*` spans `/`), `~` is "
         "the home directory. A decision made with `skillsd trust` or `trust.set` comes first. "
@@ -117,7 +131,7 @@ KEYS: dict[str, tuple[str, str]] = {
 }
 
 #: Config fields layering fills in, which no file may set.
-_INTERNAL = {"projectPermissions", "projectExtraRoots"}
+_INTERNAL = {"projectPermissions", "projectExtraRoots", "ignoredExtraRoots"}
 
 HEADER = """\
 # Configuration
@@ -132,10 +146,12 @@ skillsd reads two TOML files, both optional:
   one of `discovery.markers`, or `$SKILLSD_ROOT`).
 
 The project file is read after the user's: a key it sets replaces the user's value, except
-`permissions` and `trust`. A project's `permissions` may only tighten the user's (its
-`finalDeny` and `deny` rules add up with the user's, its `defaultAction` applies only when
-stricter, its `override` never, its `allow` only once you trust the repository), and its
-`trust` table is ignored: see `docs/security.md`. Unknown keys and wrong types make a file
+`permissions`, `trust`, `limits` and what widens the scan. A project's `permissions` may only
+tighten the user's (its `finalDeny` and `deny` rules add up with the user's, its
+`defaultAction` applies only when stricter, its `override` never, its `allow` only once you
+trust the repository); its `trust` and `limits` tables are ignored; its `discovery.maxDepth`
+and `maxDirs` may only lower the user's, and its `roots.extra` entries outside the repository
+are ignored with a warning: see `docs/security.md`. Unknown keys and wrong types make a file
 invalid; the error names the file, the key and the reason (`skillsd doctor` shows it). Changes
 apply at the next request, without a restart.
 

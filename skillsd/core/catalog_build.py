@@ -330,7 +330,7 @@ def build_catalog(
             plan,
             config,
             result.skills,
-            result.diagnostics,
+            [*result.diagnostics, *_ignored_root_warnings(config)],
             result.missing_roots,
             result.dirs_scanned,
             frozenset(disabled),
@@ -338,6 +338,21 @@ def build_catalog(
             scan_commands(plan.command_dirs),
             tuple(result.walked),
         )
+
+
+def _ignored_root_warnings(config: Config) -> list[Diagnostic]:
+    return [
+        Diagnostic(
+            severity="warning",
+            code="config.root_outside_repository",
+            message=(
+                f"roots.extra entry {entry!r} of the project config is outside the repository: "
+                "ignored (only your own config and the client may add roots elsewhere)"
+            ),
+            field="roots.extra",
+        )
+        for entry in config.ignored_extra_roots
+    ]
 
 
 def refresh_catalog(previous: Catalog, changed_paths: Iterable[str]) -> Catalog:

@@ -31,6 +31,7 @@ __all__ = [
     "PROJECT_CONFIG",
     "Config",
     "DiscoveryConfig",
+    "LimitsConfig",
     "PromptConfig",
     "RootsConfig",
     "SearchConfig",
@@ -79,6 +80,16 @@ class SearchConfig(_Table, frozen=True):
     max_limit: _Count = limits.MAX_SEARCH_LIMIT
 
 
+class LimitsConfig(_Table, frozen=True):
+    """Bounds of a long-running process, from the user's config only (a repository's
+    ``[limits]`` is ignored: it cannot raise what protects the user's daemon)."""
+
+    #: Catalogs (distinct cwds) kept at once; the least recently used unlisted one goes.
+    max_catalogs: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = limits.MAX_CATALOGS
+    #: The largest reply skillsd builds (an invocation's rendered text, an MCP read).
+    max_reply_bytes: Annotated[int, msgspec.Meta(ge=4096, le=1 << 30)] = limits.MAX_REPLY_BYTES
+
+
 class Config(_Table, frozen=True):
     """The whole effective configuration; hashable, so it can key the catalog cache."""
 
@@ -89,12 +100,16 @@ class Config(_Table, frozen=True):
     search: SearchConfig = SearchConfig()
     permissions: PermissionsConfig = PermissionsConfig()
     trust: TrustConfig = TrustConfig()
+    limits: LimitsConfig = LimitsConfig()
     #: The project file's ``[permissions]``, set by layering only (never read from a file); its
     #: ``defaultAction`` is the user's when the project sets none.
     project_permissions: PermissionsConfig | None = None
     #: The project file's ``roots.extra`` entries, set by layering only: their skills' grants
     #: are bound to the repository's trust like repo-scope skills' (SPEC 15).
     project_extra_roots: tuple[str, ...] = ()
+    #: The project file's ``roots.extra`` entries outside its repository, set by layering only:
+    #: ignored (a repository cannot widen what is scanned), each reported as a warning.
+    ignored_extra_roots: tuple[str, ...] = ()
 
     @property
     def policy(self) -> Policy:
@@ -107,8 +122,12 @@ DEFAULT_CONFIG = Config()
 #: The key layering fills in; a file that writes it is refused as if it were unknown.
 _PROJECT_PERMISSIONS = "projectPermissions"
 _PROJECT_EXTRA_ROOTS = "projectExtraRoots"
+_IGNORED_EXTRA_ROOTS = "ignoredExtraRoots"
 #: Keys only layering writes.
-_LAYERING_KEYS = (_PROJECT_PERMISSIONS, _PROJECT_EXTRA_ROOTS)
+_LAYERING_KEYS = (_PROJECT_PERMISSIONS, _PROJECT_EXTRA_ROOTS, _IGNORED_EXTRA_ROOTS)
+#: Discovery bounds a project file may only lower.
+_LOWER_ONLY = ("maxDepth", "maxDirs")
+_DEFAULT_DISCOVERY = {"maxDepth": limits.DEFAULT_MAX_DEPTH, "maxDirs": limits.DEFAULT_MAX_DIRS}
 
 #: Permission rule lists add up across files instead of the later file replacing them.
 _CONCATENATED = {
@@ -168,12 +187,27 @@ def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
     """Merge validated tables in order (later wins per key; permission lists concatenate).
 
     A project file's (:func:`is_project_config`) ``[permissions]`` goes to
-    ``project_permissions`` and its ``[trust]`` is dropped."""
+    ``project_permissions``; its ``[trust]`` and ``[limits]`` are dropped; its ``roots.extra``
+    entries outside the repository are set aside (``ignored_extra_roots``) and its discovery
+    bounds only lower the user's: a repository cannot trust itself or widen what is scanned."""
     merged: dict[str, Any] = {}
     for source, table in tables:
         if is_project_config(source):
             table = dict(table)
             table.pop("trust", None)
+            table.pop("limits", None)
+            if "discovery" in table:
+                wanted = dict(table["discovery"])
+                for key in _LOWER_ONLY:
+                    current = merged.get("discovery", {}).get(key, _DEFAULT_DISCOVERY[key])
+                    if key in wanted and wanted[key] > current:
+                        del wanted[key]
+                table["discovery"] = wanted
+            if table.get("roots", {}).get("extra"):
+                inside, outside = _split_extra_roots(table["roots"]["extra"], source)
+                table["roots"] = {**table["roots"], "extra": inside}
+                if outside:
+                    merged[_IGNORED_EXTRA_ROOTS] = [*merged.get(_IGNORED_EXTRA_ROOTS, []), *outside]
             if "permissions" in table:
                 project = dict(table.pop("permissions"))
                 # A project without a `defaultAction` has no opinion: it takes the user's.
@@ -195,6 +229,20 @@ def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
                 merged[key] = value
     sources = ", ".join(source for source, _ in tables) or "defaults"
     return parse_config_table(merged, sources, layered=True)
+
+
+def _split_extra_roots(entries: list[str], source: str) -> tuple[list[str], list[str]]:
+    """A project file's ``roots.extra`` split into the entries inside its repository and the
+    ones that resolve outside it (``~``, absolute paths elsewhere, ``..`` or a link out)."""
+    repo = os.path.realpath(extra_roots_base(source))
+    inside, outside = [], []
+    for entry in entries:
+        path = os.path.realpath(os.path.join(repo, entry)) if not entry.startswith("~") else ""
+        if path == repo or path.startswith(repo.rstrip(os.sep) + os.sep):
+            inside.append(entry)
+        else:
+            outside.append(entry)
+    return inside, outside
 
 
 def _describe(exc: msgspec.ValidationError) -> str:

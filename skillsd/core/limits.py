@@ -122,3 +122,8 @@ MAX_MANIFEST_FILES = 512
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 #: Resource subscriptions one MCP client may hold.
 MAX_MCP_SUBSCRIPTIONS = 1000
+#: Catalogs (distinct cwds) a process keeps at once (config ``limits.maxCatalogs``).
+MAX_CATALOGS = 64
+#: The largest reply skillsd builds, refused before it is built (config
+#: ``limits.maxReplyBytes``).
+MAX_REPLY_BYTES = 16 * 1024 * 1024

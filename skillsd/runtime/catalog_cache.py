@@ -19,6 +19,7 @@ import functools
 import logging
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -121,7 +122,8 @@ class CatalogCache:
         self._home = home
         self._watch = WatchService(on_overflow=self.on_overflow) if watch else None
         self._disabled = disabled
-        self._entries: dict[CacheKey, CachedCatalog] = {}
+        #: Least recently used first.
+        self._entries: OrderedDict[CacheKey, CachedCatalog] = OrderedDict()
         self.configs = ConfigSource(env)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._restarting: asyncio.Task[None] | None = None
@@ -135,7 +137,9 @@ class CatalogCache:
         config, _sources, repo_root = self.configs.for_cwd(real_cwd)
         key: CacheKey = (real_cwd, extra_roots, config)
         entry = self._entries.get(key)
-        if entry is None:
+        if entry is not None:
+            self._entries.move_to_end(key)
+        else:
             plan = compute_roots(
                 real_cwd,
                 config,
@@ -153,7 +157,23 @@ class CatalogCache:
                 entry.replaced_other = True
                 self._retire(old)
             self._entries[key] = entry
+            self._bound(keep=key)
         return entry
+
+    def _bound(self, keep: CacheKey | None = None) -> None:
+        """Keep at most ``limits.maxCatalogs`` entries: drop the least recently used ones that
+        no connection listens to and no build is using, with their watches (a client visiting
+        10 000 directories must not leave 10 000 catalogs and their inotify watches behind)."""
+        most = self.configs.user().limits.max_catalogs
+        if len(self._entries) <= most:
+            return
+        idle = [
+            k
+            for k, e in self._entries.items()
+            if k != keep and not e.listeners and e.building is None
+        ]
+        for key in idle[: len(self._entries) - most]:
+            self._retire(self._entries.pop(key))
 
     def _retire(self, entry: CachedCatalog) -> None:
         entry.retired = True
@@ -192,8 +212,11 @@ class CatalogCache:
         return await self._update(entry, progress), entry
 
     def forget_listener(self, listener: Listener) -> None:
+        """``listener`` is gone (a connection closed): it hears nothing more, and the catalogs
+        only it kept may now be dropped."""
         for entry in self._entries.values():
             entry.listeners.discard(listener)
+        self._bound()
 
     def entries(self) -> list[CachedCatalog]:
         return list(self._entries.values())
