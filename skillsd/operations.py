@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import Root, RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.invocation import invoke_body, parse_command
+from skillsd.core.invocation import InvokedBody, TooLarge, invoke_body, parse_command
 from skillsd.core.loading import load_skill, record_load
 from skillsd.core.mentions import find_mentions, mentions_hint, resolve_mentions
 from skillsd.core.model_tools import (
@@ -76,6 +76,7 @@ from skillsd_protocol.errors import (
     PermissionDeniedData,
     PermissionRequiredData,
     SkillNotFoundData,
+    TooLargeData,
 )
 from skillsd_protocol.messages import (
     MAX_QUERY_CHARS,
@@ -627,6 +628,37 @@ def _bash_decision(view: OperationView) -> Callable[[str], Decision]:
     return lambda command: evaluate(policy, "Bash", command, trusted=trusted).decision
 
 
+def _substituted(
+    view: OperationView,
+    name: str,
+    body: str,
+    raw: str,
+    *,
+    argument_names: Sequence[str],
+    skill_dir: str,
+    session_id: str | None,
+) -> InvokedBody:
+    """The invoked body, refused before it is built when the reply would pass the config's
+    ``limits.maxReplyBytes`` (the reply carries the body twice: rendered and substituted)."""
+    limit = view.config.limits.max_reply_bytes
+    try:
+        return invoke_body(
+            body,
+            raw,
+            decide=_bash_decision(view),
+            argument_names=argument_names,
+            skill_dir=skill_dir,
+            session_id=session_id,
+            max_bytes=limit // 2,
+        )
+    except TooLarge as exc:
+        raise SkillsdError(
+            f"invoking {name!r} with these arguments would build a reply of more than "
+            f"{exc.size * 2} bytes, over limits.maxReplyBytes ({limit})",
+            TooLargeData(limit=limit),
+        ) from None
+
+
 def invoke(view: OperationView, params: InvokeParams) -> InvokeOutcome:
     """``skills.invoke``: the user runs ``/name arguments``. ``ask`` does not apply (the user
     acts), a deny does; the body is always sent, its placeholders substituted and its dynamic
@@ -646,10 +678,11 @@ def invoke(view: OperationView, params: InvokeParams) -> InvokeOutcome:
     if isinstance(target, SkillMetadata):
         content = read_skill_file_content(target.path)
         host = target.host
-        invoked = invoke_body(
+        invoked = _substituted(
+            view,
+            target.name,
             content.body,
             raw,
-            decide=_bash_decision(view),
             argument_names=(host.arguments if host is not None else None) or (),
             skill_dir=target.dir,
             session_id=params.session_id,
@@ -662,10 +695,11 @@ def invoke(view: OperationView, params: InvokeParams) -> InvokeOutcome:
         needs_trust = view.catalog.grants_need_trust(target)
         skill, command = target, None
     else:
-        invoked = invoke_body(
+        invoked = _substituted(
+            view,
+            target.name,
             target.body,
             raw,
-            decide=_bash_decision(view),
             argument_names=target.arguments or (),
             skill_dir=os.path.dirname(target.path),
             session_id=params.session_id,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillsd.core.frontmatter import locate_frontmatter
 from skillsd.core.invocation import (
@@ -162,11 +164,17 @@ def test_invoke_body_reports_offsets_into_the_substituted_text() -> None:
     assert result.body[ctx.start : ctx.end] == "!`./deploy.sh production-eu`"
     assert seen == ["./deploy.sh production-eu"] and ctx.decision == "ask"
     assert result.arguments == ["production-eu"]
-    # An argument value that forms dynamic context is reported like any other (it is in the
-    # body now): nothing runs, and policy decides what the host may run.
-    injected = invoke_body("Echo $0", "'!`rm -rf x`'", decide=lambda command: "deny")
+    # Only what the skill's own file holds is dynamic context: an argument that looks like
+    # one is text, never reported (or run) as a command.
+    injected = invoke_body("Echo $0", "'!`rm -rf x`'", decide=lambda command: "allow")
     assert injected.body == "Echo !`rm -rf x`"
-    assert [(d.command, d.decision) for d in injected.dynamic_context] == [("rm -rf x", "deny")]
+    assert injected.dynamic_context == []
+    fenced = invoke_body("Run:\n$ARGUMENTS\n", "```!\nrm -rf x\n```", decide=never)
+    assert "rm -rf x" in fenced.body and fenced.dynamic_context == []
+    # The file's own constructs after an argument keep their place in the longer text.
+    shifted = invoke_body("$0 then !`date`", "a-much-longer-argument", decide=lambda c: "allow")
+    [ctx] = shifted.dynamic_context
+    assert shifted.body[ctx.start : ctx.end] == "!`date`" and ctx.command == "date"
     assert invoke_body("No context $0", "x", decide=never).dynamic_context == []
 
 
@@ -210,3 +218,35 @@ def test_fixture_deploy_skill() -> None:
         ("git branch --show-current", "ask"),
         ("git status --short", "allow"),
     ]
+
+
+def _shlex_split(raw: str) -> list[str]:
+    """What Python's ``shlex`` (posix, whitespace_split, no comments) makes of ``raw``, with
+    the unfinished last token kept as the splitter keeps it."""
+    import shlex
+
+    lexer = shlex.shlex(raw, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    out: list[str] = []
+    try:
+        while (token := lexer.get_token()) is not None:
+            out.append(token)
+    except ValueError as exc:
+        rest = lexer.token or ""
+        out.append(rest + "\\" if "escaped" in str(exc) else rest)
+    return out
+
+
+@given(st.text(alphabet=list("ab '\"\\\t\n\r\x0b\u00a0#"), max_size=14))
+@settings(max_examples=3000, deadline=None)
+def test_argument_splitting_is_the_shells_posix_rules(raw: str) -> None:
+    assert split_arguments(raw) == _shlex_split(raw)
+
+
+def test_argument_splitting_is_linear() -> None:
+    # shlex builds a token a character at a time: a 1 MB word took 42 s with it. The splitter
+    # matches whole runs, so these answer at once (the bench measures, tests do not time).
+    word = "w" * 1_000_000
+    assert split_arguments(f"\"{word}\" '{word}' {word}") == [word, word, word]
+    assert split_arguments('"' + 'a\\"' * 1000) == ['a"' * 1000]
