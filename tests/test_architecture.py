@@ -80,7 +80,6 @@ def _modules(package: str) -> list[Path]:
 #: faces through these entry points, and use nothing else of them.
 FACE_ENTRIES = {
     "skillsd.daemon.app",
-    "skillsd.daemon.process_memory",
     "skillsd.daemon.proxy",
     "skillsd.daemon.socket_server",
     "skillsd.daemon.stdio",

@@ -82,7 +82,7 @@ def _serve(args: argparse.Namespace) -> int:
         level=args.log_level.upper(),
         format="skillsd[%(process)d] %(levelname)s %(name)s: %(message)s",
     )
-    from skillsd.daemon.process_memory import prepare_daemon_process
+    from skillsd.runtime.process_memory import prepare_daemon_process
 
     prepare_daemon_process()
     from skillsd.daemon.app import build_router

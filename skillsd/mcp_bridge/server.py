@@ -209,6 +209,11 @@ class SkillsBridge:
             self.services.sessions.release(conn.session_id)
             self.services.sessions.close(conn.session_id)
 
+    def keep_sessions(self, live: set[str]) -> None:
+        """End the skillsd session of every HTTP session not in ``live`` (the transport's)."""
+        for ended in [key for key in self._http if key not in live]:
+            self.end_session(ended)
+
     @staticmethod
     async def _first_root(ctx: Any) -> str | None:
         """The directory of the client's first ``file://`` root, if it offers roots."""

@@ -5,6 +5,7 @@ client's own approval answers)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,3 +20,21 @@ def tree(tmp_path: Path) -> dict[str, Path]:
     assets.mkdir()
     (assets / "logo.bin").write_bytes(bytes(range(256)))
     return {"tmp": tmp_path, "project": project, "home": tmp_path / "home"}
+
+
+#: The bearer token the HTTP tests' servers require (``$SKILLSD_MCP_TOKEN``).
+TOKEN = "test-token-" + "x" * 32
+
+
+def http_env(tree: dict[str, Path]) -> dict[str, str]:
+    """The tree's environment with the HTTP server's token set."""
+    from tests.daemon.skill_tree import daemon_env
+
+    return {**daemon_env(tree), "SKILLSD_MCP_TOKEN": TOKEN}
+
+
+def authorized() -> Any:
+    """An HTTP client for the SDK's transport that sends the token."""
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return create_mcp_http_client(headers={"Authorization": f"Bearer {TOKEN}"})

@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
 from tests.daemon.skill_tree import daemon_env, write_skill
+from tests.mcp.conftest import authorized, http_env
 
 DEADLINE = 60
 
@@ -210,7 +211,7 @@ def test_streamable_http_serves_the_same(tree: dict[str, Path]) -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}"],
         cwd=tree["project"],
-        env=daemon_env(tree),
+        env=http_env(tree),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -224,7 +225,7 @@ def test_streamable_http_serves_the_same(tree: dict[str, Path]) -> None:
             except OSError:
                 await anyio.sleep(0.1)
         async with (
-            streamable_http_client(url) as (read, write, *_rest),
+            streamable_http_client(url, http_client=authorized()) as (read, write, *_rest),
             ClientSession(read, write) as session,
         ):
             init = await session.initialize()

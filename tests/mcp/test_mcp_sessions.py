@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
 from tests.daemon.skill_tree import daemon_env, write_skill
+from tests.mcp.conftest import authorized, http_env
 from tests.mcp.test_mcp_bridge import connect, free_port, request, run
 
 REMINDER = "<skill_context_reminder"
@@ -237,7 +238,7 @@ def http_server(tree: dict[str, Path], *extra: str) -> Iterator[str]:
     server = subprocess.Popen(
         [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}", *extra],
         cwd=tree["project"],
-        env=daemon_env(tree),
+        env=http_env(tree),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -266,7 +267,7 @@ def test_http_one_session_id_is_one_session(tree: dict[str, Path]) -> None:
         async def body() -> None:
             await _listening(url)
             async with (
-                streamable_http_client(url) as (read, write, *_rest),
+                streamable_http_client(url, http_client=authorized()) as (read, write, *_rest),
                 ClientSession(read, write) as session,
             ):
                 await session.initialize()
@@ -275,7 +276,7 @@ def test_http_one_session_id_is_one_session(tree: dict[str, Path]) -> None:
                 second = await session.call_tool("skill_load", {"name": "api-conventions"})
                 assert _text(second).startswith(REMINDER)
             async with (
-                streamable_http_client(url) as (read, write, *_rest),
+                streamable_http_client(url, http_client=authorized()) as (read, write, *_rest),
                 ClientSession(read, write) as other,
             ):
                 await other.initialize()

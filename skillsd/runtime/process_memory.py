@@ -1,7 +1,7 @@
-"""Keeping the long-running daemon's memory close to what it actually holds.
+"""Keeping a long-running process's memory close to what it actually holds.
 
-Called by ``skillsd serve`` before the daemon modules are imported. Both measures are measured
-by ``bench/`` (daemon peak RSS with a 10 000-skill catalog).
+Called by ``skillsd serve`` and ``skillsd mcp`` before their modules are imported. Both
+measures are measured by ``bench/`` (daemon peak RSS with a 10 000-skill catalog).
 """
 
 from __future__ import annotations
@@ -24,18 +24,19 @@ _M_ARENA_MAX = -8
 _ARENA_MAX = 2
 
 
-def prepare_daemon_process() -> None:
+def prepare_daemon_process(*, tls: bool = False) -> None:
     """Leave OpenSSL out and make large reply buffers go back to the OS when freed.
 
     * asyncio imports :mod:`ssl` eagerly, which maps OpenSSL (~5 MB of RSS); the daemon only
-      speaks over pipes and Unix sockets, never TLS, so the import is declined.
+      speaks over pipes and Unix sockets, never TLS, so the import is declined (``tls``: a
+      process whose libraries need :mod:`ssl`, such as the MCP bridge's HTTP server, keeps it).
     * glibc raises its mmap threshold after the first large free, so later multi-megabyte
       ``skills.list`` replies come from the heap and stay resident after they are sent; a
       fixed threshold keeps them in mappings that are unmapped on free.
     * glibc gives each allocating thread an arena of its own; capped at two, the worker
       threads' allocations reuse each other's freed memory.
     """
-    if "ssl" not in sys.modules and "asyncio" not in sys.modules:
+    if not tls and "ssl" not in sys.modules and "asyncio" not in sys.modules:
         sys.modules["ssl"] = None  # type: ignore[assignment]
     if not sys.platform.startswith("linux"):
         return

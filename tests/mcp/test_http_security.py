@@ -1,0 +1,261 @@
+"""``skillsd mcp --http`` lets no one else in: a bearer token on every request, a token file only
+the user can read, loopback unless told otherwise, only this machine's Host and Origin, bounded
+sessions, bodies and memory. Each test replays an attack of the third hostile review, scaled."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.daemon.skill_tree import daemon_env, write_skill
+from tests.mcp.conftest import TOKEN, http_env
+from tests.mcp.test_mcp_bridge import free_port
+
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "1"},
+    },
+}
+
+
+@contextmanager
+def server(
+    tree: dict[str, Path], *args: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}", *args],
+        cwd=tree["project"],
+        env=env if env is not None else http_env(tree),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                httpx2.get(url, timeout=0.5)
+                break
+            except httpx2.TransportError:
+                if proc.poll() is not None:
+                    said = proc.stderr.read().decode() if proc.stderr else ""
+                    raise AssertionError(said) from None
+                time.sleep(0.1)
+        yield proc, url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def post(url: str, body: Any, token: str | None = TOKEN, **headers: str) -> httpx2.Response:
+    sent = dict(ACCEPT, **headers)
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    return httpx2.post(url, content=json.dumps(body), headers=sent, timeout=60)
+
+
+def _result(response: httpx2.Response) -> Any:
+    """The JSON-RPC message of a reply sent as JSON or as one SSE event."""
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+        text = next(d for d in data if d)
+    return json.loads(text)
+
+
+def open_session(url: str) -> str:
+    response = post(url, INIT)
+    assert response.status_code == 200, response.text
+    session = response.headers["mcp-session-id"]
+    post(
+        url,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        **{"Mcp-Session-Id": session},
+    )
+    return session
+
+
+def test_every_request_needs_the_token(tree: dict[str, Path]) -> None:
+    with server(tree) as (_proc, url):
+        missing = post(url, INIT, token=None)
+        assert missing.status_code == 401 and missing.headers["www-authenticate"] == "Bearer"
+        assert "bearer token" in missing.json()["error"]["message"]
+        wrong = post(url, INIT, token=TOKEN[:-1] + "y")
+        assert wrong.status_code == 401
+        assert post(url, INIT).status_code == 200
+
+
+def test_a_generated_token_is_in_a_file_only_the_user_reads(tree: dict[str, Path]) -> None:
+    runtime = tree["tmp"] / "run"
+    env = {**daemon_env(tree), "SKILLSD_RUNTIME_DIR": os.fspath(runtime)}
+    env.pop("SKILLSD_MCP_TOKEN", None)
+    with server(tree, env=env) as (proc, url):
+        files = list(runtime.glob("mcp-*.token"))
+        assert len(files) == 1
+        token_file = files[0]
+        assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+        assert stat.S_IMODE(runtime.stat().st_mode) == 0o700
+        token = token_file.read_text().strip()
+        assert len(token) >= 43  # 32 random bytes, URL-safe base64
+        assert post(url, INIT, token=token).status_code == 200
+        assert post(url, INIT, token=None).status_code == 401
+        proc.terminate()
+        proc.wait(10)
+        said = proc.stderr.read().decode() if proc.stderr else ""
+        assert url in said and os.fspath(token_file) in said, said
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another user")
+def test_another_user_can_neither_call_nor_read_the_token(tree: dict[str, Path]) -> None:
+    from tests.hardening.processes import child_as
+
+    runtime = tree["tmp"] / "run"
+    env = {**daemon_env(tree), "SKILLSD_RUNTIME_DIR": os.fspath(runtime)}
+    env.pop("SKILLSD_MCP_TOKEN", None)
+    os.chmod(tree["tmp"], 0o755)
+    with server(tree, env=env) as (_proc, url):
+        (token_file,) = runtime.glob("mcp-*.token")
+
+        def as_nobody() -> bool:
+            try:
+                token_file.read_text()
+                return False  # readable: a failure
+            except PermissionError:
+                pass
+            return post(url, INIT, token=None).status_code == 401
+
+        with child_as(65534, as_nobody) as refused_everything:
+            assert refused_everything
+
+
+def test_a_reachable_address_needs_allow_remote(tree: dict[str, Path]) -> None:
+    port = free_port()
+    refused = subprocess.run(
+        [sys.executable, "-m", "skillsd", "mcp", "--http", f"0.0.0.0:{port}"],
+        cwd=tree["project"],
+        env=http_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert refused.returncode == 2 and "--allow-remote" in refused.stderr
+    no_auth = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "skillsd",
+            "mcp",
+            "--http",
+            f"0.0.0.0:{port}",
+            "--allow-remote",
+            "--no-auth",
+        ],
+        cwd=tree["project"],
+        env=http_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert no_auth.returncode == 2 and "loopback" in no_auth.stderr
+
+
+def test_only_this_machines_host_and_origin_are_accepted(tree: dict[str, Path]) -> None:
+    with server(tree) as (_proc, url):
+        assert post(url, INIT, Host="evil.example:80").status_code == 421
+        assert post(url, INIT, Origin="http://evil.example").status_code == 403
+        assert (
+            post(url, INIT, Host="localhost:1234", Origin="http://localhost:1234").status_code
+            == 200
+        )
+
+
+def test_no_auth_on_loopback_works_with_a_warning(tree: dict[str, Path]) -> None:
+    with server(tree, "--no-auth") as (proc, url):
+        assert post(url, INIT, token=None).status_code == 200
+        proc.terminate()
+        proc.wait(10)
+        assert "WARNING" in (proc.stderr.read().decode() if proc.stderr else "")
+
+
+def test_a_body_over_16_mib_is_refused_413(tree: dict[str, Path]) -> None:
+    with server(tree) as (_proc, url):
+        huge = {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "a" * (17 << 20)}}
+        assert post(url, huge).status_code == 413
+
+
+def test_sessions_are_capped_and_existing_ones_keep_working(tree: dict[str, Path]) -> None:
+    with server(tree) as (_proc, url):
+        first = open_session(url)
+        with ThreadPoolExecutor(8) as pool:
+            codes = list(pool.map(lambda _n: post(url, INIT).status_code, range(255)))
+        assert codes.count(200) == 255
+        over = post(url, INIT)
+        assert over.status_code == 503 and "256" in over.json()["error"]["message"]
+        still = post(
+            url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, **{"Mcp-Session-Id": first}
+        )
+        assert still.status_code == 200 and "skill_search" in still.text
+
+
+def _vm(pid: int, key: str) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(key):
+                return int(line.split()[1]) / 1024
+    raise AssertionError(key)
+
+
+def test_large_reads_at_once_stay_bounded_and_memory_returns(tree: dict[str, Path]) -> None:
+    big = write_skill(tree["project"] / ".agents" / "skills", "big-ref", "Has a big reference.")
+    (big / "references").mkdir()
+    (big / "references" / "large.md").write_text("line of text\n" * ((8 << 20) // 13 - 1))
+    (big / "references" / "over.md").write_text("x" * ((8 << 20) + 1))
+    with server(tree) as (proc, url):
+        session = open_session(url)
+        read = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "resources/read",
+            "params": {"uri": "skill://big-ref/references/large.md"},
+        }
+        baseline = _vm(proc.pid, "VmRSS:")
+        with ThreadPoolExecutor(20) as pool:
+            replies = list(
+                pool.map(
+                    lambda n: post(url, dict(read, id=100 + n), **{"Mcp-Session-Id": session}),
+                    range(20),
+                )
+            )
+        assert all(r.status_code == 200 for r in replies)
+        assert all(len(_result(r)["result"]["contents"][0]["text"]) > 8_000_000 for r in replies)
+        peak = _vm(proc.pid, "VmHWM:")
+        assert peak < 700, peak  # 1 249 MB before: every read built at once
+        time.sleep(1)
+        after = _vm(proc.pid, "VmRSS:")
+        assert after < baseline + 150, (baseline, after)
+        over = post(
+            url,
+            dict(read, params={"uri": "skill://big-ref/references/over.md"}),
+            **{"Mcp-Session-Id": session},
+        )
+        error = _result(over)["error"]
+        assert error["code"] == 1008 and "limit" in error["message"]
