@@ -82,6 +82,9 @@ def _serve(args: argparse.Namespace) -> int:
         level=args.log_level.upper(),
         format="skillsd[%(process)d] %(levelname)s %(name)s: %(message)s",
     )
+    from skillsd.runtime.log_limit import install
+
+    install()  # a warning with the same cause: at most once a minute
     from skillsd.runtime.process_memory import prepare_daemon_process
 
     prepare_daemon_process()

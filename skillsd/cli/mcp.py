@@ -64,6 +64,9 @@ def _mcp(args: argparse.Namespace) -> int:
         level=args.log_level.upper(),
         format="skillsd-mcp[%(process)d] %(levelname)s %(name)s: %(message)s",
     )
+    from skillsd.runtime.log_limit import install
+
+    install()  # a warning with the same cause: at most once a minute
     cwd = os.path.realpath(args.cwd or os.getcwd())
     if not os.path.isdir(cwd):
         print(f"skillsd mcp: --cwd {args.cwd}: not a directory", file=sys.stderr)
@@ -77,60 +80,12 @@ def _mcp(args: argparse.Namespace) -> int:
     if not port.isdigit():
         print(f"skillsd mcp: --http {args.http}: expected HOST:PORT", file=sys.stderr)
         return 2
-    host = host.strip("[]") or "127.0.0.1"
-    from skillsd.mcp_bridge.http_guard import is_loopback
-
-    if not is_loopback(host) and not args.allow_remote:
-        print(
-            f"skillsd mcp: --http {args.http} would let other machines connect; bind a loopback "
-            "address (127.0.0.1, ::1, localhost), or add --allow-remote if that is what you want",
-            file=sys.stderr,
-        )
-        return 2
-    if args.no_auth and not is_loopback(host):
-        print("skillsd mcp: --no-auth is only accepted on a loopback address", file=sys.stderr)
-        return 2
-    token, where = _token(args, int(port))
-    if token is None and where:
-        print(f"skillsd mcp: {where}", file=sys.stderr)
-        return 2
-    shown = f"[{host}]" if ":" in host else host
-    print(f"skillsd mcp: serving {cwd} at http://{shown}:{port}/mcp", file=sys.stderr)
-    if args.no_auth:
-        print(
-            "skillsd mcp: WARNING: --no-auth: any process on this machine can read your skills",
-            file=sys.stderr,
-        )
-    else:
-        print(
-            f"skillsd mcp: clients send `Authorization: Bearer <token>`; {where}", file=sys.stderr
-        )
-    sys.stderr.flush()
-    return serve_http(cwd, host, int(port), token=token, cwd_given=given)
-
-
-def _token(args: argparse.Namespace, port: int) -> tuple[str | None, str]:
-    """The bearer token and where it comes from (or None and why it cannot be had)."""
-    from skillsd.mcp_bridge.http_guard import TOKEN_ENV, new_token, write_token_file
-    from skillsd_client._connect import ensure_private_dir, runtime_dir
-    from skillsd_client._errors import ConnectError
-
-    if args.no_auth:
-        return None, ""
-    if args.token_file:
-        try:
-            text = open(args.token_file, encoding="utf-8").read().strip()  # noqa: SIM115
-        except OSError as exc:
-            return None, f"--token-file {args.token_file}: {exc.strerror}"
-        if not text:
-            return None, f"--token-file {args.token_file}: the file is empty"
-        return text, f"the token is the one in {args.token_file}"
-    if os.environ.get(TOKEN_ENV):
-        return os.environ[TOKEN_ENV].strip(), f"the token is ${TOKEN_ENV}'s"
-    try:
-        directory = ensure_private_dir(runtime_dir())
-    except ConnectError as exc:
-        return None, f"cannot write the token file: {exc}"
-    token = new_token()
-    path = write_token_file(directory, port, token)
-    return token, f"the token is in {path} (readable by you only)"
+    return serve_http(
+        cwd,
+        host.strip("[]") or "127.0.0.1",
+        int(port),
+        token_file=args.token_file,
+        no_auth=args.no_auth,
+        allow_remote=args.allow_remote,
+        cwd_given=given,
+    )

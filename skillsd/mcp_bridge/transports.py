@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import anyio
 
-from skillsd.mcp_bridge.http_guard import HttpGuard, HttpLimits, allowed_hosts
+from skillsd.mcp_bridge.http_guard import (
+    TOKEN_ENV,
+    HttpGuard,
+    HttpLimits,
+    allowed_hosts,
+    is_loopback,
+    new_token,
+    write_token_file,
+)
 from skillsd.mcp_bridge.server import SkillsBridge
 from skillsd.runtime.services import Services
+from skillsd_client._connect import ensure_private_dir, runtime_dir
+from skillsd_client._errors import ConnectError
 
 __all__ = ["serve_http", "serve_stdio"]
 
@@ -33,16 +46,77 @@ def serve_http(
     host: str,
     port: int,
     *,
-    token: str | None,
+    token_file: str | None = None,
+    no_auth: bool = False,
+    allow_remote: bool = False,
     cwd_given: bool = True,
     limits: HttpLimits | None = None,
 ) -> int:
     """Serve MCP clients over streamable HTTP on ``host:port``, every request checked by
-    :class:`~skillsd.mcp_bridge.http_guard.HttpGuard` (``token`` None: ``--no-auth``)."""
+    :class:`~skillsd.mcp_bridge.http_guard.HttpGuard`; returns the exit status (2 when the
+    address or the token cannot be used, saying why on stderr)."""
+    refusal = _refusal(host, no_auth=no_auth, allow_remote=allow_remote)
+    if refusal is not None:
+        return _fail(refusal)
+    token, where = (None, "") if no_auth else _token(token_file, port)
+    if not no_auth and token is None:
+        return _fail(where)
+    shown = f"[{host}]" if ":" in host else host
+    _say(f"serving {cwd} at http://{shown}:{port}/mcp")
+    if no_auth:
+        _say("WARNING: --no-auth: any process on this machine can read your skills")
+    else:
+        _say(f"clients send `Authorization: Bearer <token>`; {where}")
+    return _run_http(cwd, host, port, token, cwd_given=cwd_given, limits=limits or HttpLimits())
+
+
+def _say(line: str) -> None:
+    print(f"skillsd mcp: {line}", file=sys.stderr, flush=True)
+
+
+def _fail(why: str) -> int:
+    _say(why)
+    return 2
+
+
+def _refusal(host: str, *, no_auth: bool, allow_remote: bool) -> str | None:
+    if not is_loopback(host) and not allow_remote:
+        return (
+            f"--http {host}: other machines could connect; bind a loopback address "
+            "(127.0.0.1, ::1, localhost), or add --allow-remote if that is what you want"
+        )
+    if no_auth and not is_loopback(host):
+        return "--no-auth is only accepted on a loopback address"
+    return None
+
+
+def _token(token_file: str | None, port: int) -> tuple[str | None, str]:
+    """The bearer token and where it comes from (or None and why it cannot be had)."""
+    if token_file:
+        try:
+            with open(token_file, encoding="utf-8") as given:
+                text = given.read().strip()
+        except OSError as exc:
+            return None, f"--token-file {token_file}: {exc.strerror}"
+        if not text:
+            return None, f"--token-file {token_file}: the file is empty"
+        return text, f"the token is the one in {token_file}"
+    if os.environ.get(TOKEN_ENV):
+        return os.environ[TOKEN_ENV].strip(), f"the token is ${TOKEN_ENV}'s"
+    try:
+        directory = ensure_private_dir(runtime_dir())
+    except ConnectError as exc:
+        return None, f"cannot write the token file: {exc}"
+    path = write_token_file(directory, port, token := new_token())
+    return token, f"the token is in {path} (readable by you only)"
+
+
+def _run_http(
+    cwd: str, host: str, port: int, token: str | None, *, cwd_given: bool, limits: HttpLimits
+) -> int:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    limits = limits or HttpLimits()
     bridge = SkillsBridge(Services.create(cwd=cwd), cwd, cwd_given=cwd_given, transport="http")
     server = bridge.server()
     app = server.streamable_http_app(
