@@ -858,9 +858,14 @@ export interface StateWriteFailedData {
   path?: string | null;
 }
 
-/** The file at `path` is larger than the daemon reads. */
+/**
+ * Something is over a bound: the file at `path` is larger than the daemon reads, or a
+ * reply, a table or a count would pass `limit` (named in the message).
+ */
 export interface TooLargeData {
   kind: "too_large";
+  /** @default null */
+  limit?: number | null;
   /** @default null */
   path?: string | null;
 }
