@@ -169,6 +169,21 @@ SCRIPT: list[Step] = [
         "After `skills.changed`: only what changed since the generation the client has (SPEC "
         "17); `errors` and `diagnostics` stay complete.",
     ),
+    Step("skills.scan", {"path": ".agents/skills/pdf-forms"}),
+    Step("skills.installed", {}, "No lock file yet: nothing installed."),
+    Step(
+        "skills.install",
+        {"source": "packages", "names": ["lint-rules"]},
+        "A folder holding no skill: the install stops at the step that failed, having changed "
+        "nothing (docs/install-skills.md).",
+    ),
+    Step("skills.update", {"check": True}),
+    Step("skills.restore", {}),
+    Step(
+        "skills.remove",
+        {"name": "pdf-forms"},
+        "Only what the lock file owns is removed: `pdf-forms` was not installed by skillsd.",
+    ),
     Step("shutdown"),  # last: after it only `exit` is accepted
 ]
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from skillsd_protocol import METHODS, model
+from skillsd_protocol import METHODS, install, model
 from skillsd_protocol import messages as m
 
 OUTPUT = Path(__file__).resolve().parent / "skillsd_client" / "_methods.py"
@@ -54,6 +54,12 @@ PY_NAMES: dict[str, str] = {
     "trust.set": "trust_set",
     "agents.list": "agents_list",
     "agents.get": "agents_get",
+    "skills.install": "install",
+    "skills.installed": "installed",
+    "skills.update": "update",
+    "skills.remove": "remove",
+    "skills.restore": "restore",
+    "skills.scan": "scan",
 }
 
 HEADER = '''\
@@ -70,6 +76,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from skillsd_protocol import install as inst
 from skillsd_protocol import messages as m
 from skillsd_protocol import model
 
@@ -105,7 +112,7 @@ def _aliases() -> dict[Any, str]:
     """Named Literal aliases of the protocol (``Scope``, ``LoadFormat``...) by value, each
     spelled through the module that defines it."""
     found: dict[Any, str] = {}
-    for prefix, module in (("model", model), ("m", m)):
+    for prefix, module in (("model", model), ("m", m), ("inst", install)):
         for name, value in vars(module).items():
             if typing.get_origin(value) is typing.Literal:
                 found.setdefault(value, f"{prefix}.{name}")
@@ -143,6 +150,8 @@ def render_type(t: Any, aliases: dict[Any, str]) -> str:
         name = t.__name__
         if t.__module__ == model.__name__:
             return f"model.{name}"
+        if t.__module__ == install.__name__:
+            return f"inst.{name}"
         if getattr(m, name, None) is not t:
             raise ValueError(f"{name} is not reachable as skillsd_protocol.messages.{name}")
         return f"m.{name}"
@@ -170,6 +179,7 @@ def render_method(method: str, asynchronous: bool, aliases: dict[Any, str]) -> s
     args.append("timeout: float | UnsetType | None = UNSET")
     args.append("on_progress: ProgressCallback | None = None")
     result = "None" if spec.result is None else render_type(spec.result, aliases)
+    params_type = render_type(spec.params, aliases)
     result_type = "None" if spec.result is None else result
     errors = ", ".join(f"``{kind}``" for kind in spec.errors) or "none beyond ``-32602``"
     kw_async, kw_await = ("async ", "await ") if asynchronous else ("", "")
@@ -187,7 +197,7 @@ def render_method(method: str, asynchronous: bool, aliases: dict[Any, str]) -> s
         '        """',
         f"        result: {result} = {kw_await}self.request(",
         f'            "{method}",',
-        f"            _params(m.{spec.params.__name__}{', ' if call_args else ''}{call_args}),",
+        f"            _params({params_type}{', ' if call_args else ''}{call_args}),",
         f"            result_type={result_type},",
         "            timeout=timeout,",
         "            on_progress=on_progress,",

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from skillsd_protocol.install import ScanFinding
 from skillsd_protocol.model import Diagnostic, Scope, Wire
 
 ErrorKind = Literal[
@@ -27,6 +28,11 @@ ErrorKind = Literal[
     "state_write_failed",
     "not_user_invocable",
     "not_model_invocable",
+    "already_exists",
+    "install_failed",
+    "digest_mismatch",
+    "not_installed",
+    "invalid_lock",
 ]
 
 
@@ -55,6 +61,11 @@ class ErrorCode(enum.IntEnum):
     STATE_WRITE_FAILED = 1014
     NOT_USER_INVOCABLE = 1015
     NOT_MODEL_INVOCABLE = 1016
+    ALREADY_EXISTS = 1017
+    INSTALL_FAILED = 1018
+    DIGEST_MISMATCH = 1019
+    NOT_INSTALLED = 1020
+    INVALID_LOCK = 1021
 
 
 #: The code each application error kind is sent with.
@@ -77,6 +88,12 @@ KIND_CODES: dict[str, ErrorCode] = {
     "state_write_failed": ErrorCode.STATE_WRITE_FAILED,
     "not_user_invocable": ErrorCode.NOT_USER_INVOCABLE,
     "not_model_invocable": ErrorCode.NOT_MODEL_INVOCABLE,
+    # Installing skills (docs/install-skills.md).
+    "already_exists": ErrorCode.ALREADY_EXISTS,
+    "install_failed": ErrorCode.INSTALL_FAILED,
+    "digest_mismatch": ErrorCode.DIGEST_MISMATCH,
+    "not_installed": ErrorCode.NOT_INSTALLED,
+    "invalid_lock": ErrorCode.INVALID_LOCK,
 }
 
 
@@ -227,6 +244,51 @@ class NotModelInvocableData(ErrorData, tag="not_model_invocable", kw_only=True):
     path: str | None = None
 
 
+class AlreadyExistsData(ErrorData, tag="already_exists", kw_only=True):
+    """An install would replace ``path`` (skill ``skill``), which the lock file does not own;
+    ``force`` replaces it."""
+
+    skill: str | None = None
+    path: str | None = None
+
+
+class InstallFailedData(ErrorData, tag="install_failed", kw_only=True):
+    """An install, update or restore stopped at ``step`` (``resolve``, ``fetch``, ``limits``,
+    ``validate``, ``scan``, ``place``, ``lock``); nothing was changed. ``findings`` holds the
+    scan's danger findings when the scan refused; ``diagnostics`` the validation errors."""
+
+    step: str | None = None
+    skill: str | None = None
+    source: str | None = None
+    path: str | None = None
+    findings: list[ScanFinding] = msgspec.field(default_factory=list)
+    diagnostics: list[Diagnostic] = msgspec.field(default_factory=list)
+
+
+class DigestMismatchData(ErrorData, tag="digest_mismatch", kw_only=True):
+    """What the source holds for ``skill`` no longer has the locked digest; ``files`` names the
+    files that differ when known."""
+
+    skill: str | None = None
+    expected: str | None = None
+    actual: str | None = None
+    files: list[str] = msgspec.field(default_factory=list)
+
+
+class NotInstalledData(ErrorData, tag="not_installed", kw_only=True):
+    """The lock file owns no skill ``skill``; ``suggestions`` are the closest locked names."""
+
+    skill: str | None = None
+    suggestions: list[str] = msgspec.field(default_factory=list)
+
+
+class InvalidLockData(ErrorData, tag="invalid_lock", kw_only=True):
+    """The lock file at ``path`` cannot be used (``field`` says where); it is not overwritten."""
+
+    path: str | None = None
+    field: str | None = None
+
+
 #: The typed ``data`` of each application error kind.
 ERROR_DATA: dict[str, type[ErrorData]] = {
     "skill_not_found": SkillNotFoundData,
@@ -245,6 +307,11 @@ ERROR_DATA: dict[str, type[ErrorData]] = {
     "state_write_failed": StateWriteFailedData,
     "not_user_invocable": NotUserInvocableData,
     "not_model_invocable": NotModelInvocableData,
+    "already_exists": AlreadyExistsData,
+    "install_failed": InstallFailedData,
+    "digest_mismatch": DigestMismatchData,
+    "not_installed": NotInstalledData,
+    "invalid_lock": InvalidLockData,
 }
 
 #: Decodes an application error's ``data`` into its kind's type (a tagged union on ``kind``).
@@ -265,4 +332,9 @@ AnyErrorData = (
     | StateWriteFailedData
     | NotUserInvocableData
     | NotModelInvocableData
+    | AlreadyExistsData
+    | InstallFailedData
+    | DigestMismatchData
+    | NotInstalledData
+    | InvalidLockData
 )

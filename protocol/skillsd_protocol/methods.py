@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 
+from skillsd_protocol import install as i
 from skillsd_protocol import messages as m
 
 PROTOCOL_VERSION = "1.0"
@@ -28,6 +29,16 @@ class MethodSpec(msgspec.Struct, frozen=True):
 # `sessionId` needs that session to be open.
 _CATALOG = ("session_not_found", "invalid_config")
 _REF = ("skill_not_found", "ambiguous_skill", "invalid_skill")
+# What placing skills may answer (docs/install-skills.md).
+_INSTALL = (
+    "install_failed",
+    "already_exists",
+    "invalid_skill",
+    "too_large",
+    "path_not_allowed",
+    "invalid_lock",
+    "invalid_config",
+)
 
 METHODS: dict[str, MethodSpec] = {
     "initialize": MethodSpec(
@@ -196,6 +207,49 @@ METHODS: dict[str, MethodSpec] = {
             "permission_denied",
             "invalid_config",
         ),
+    ),
+    "skills.install": MethodSpec(
+        i.InstallParams,
+        i.InstallResult,
+        "Install the skills of a folder, git repository or archive into the canonical folder, "
+        "link them for the named agents and lock them (staged, validated, scanned, placed "
+        "atomically; `$/progress` for clone and copy).",
+        _INSTALL,
+    ),
+    "skills.installed": MethodSpec(
+        i.InstalledParams,
+        i.InstalledResult,
+        "Each skill of the lock file with its state: ok, modified (naming the files), missing "
+        "or links-broken.",
+        ("invalid_lock", "invalid_config"),
+    ),
+    "skills.update": MethodSpec(
+        i.UpdateParams,
+        i.UpdateResult,
+        "Re-resolve locked skills' refs and archive URLs; apply unless `check` (file by file); "
+        "a skill modified locally is not overwritten without `force`.",
+        (*_INSTALL, "not_installed"),
+    ),
+    "skills.remove": MethodSpec(
+        i.RemoveParams,
+        i.RemoveResult,
+        "Remove a skill the lock owns, the links and copies its install made, and its entry.",
+        ("not_installed", "invalid_lock", "install_failed", "invalid_config"),
+    ),
+    "skills.restore": MethodSpec(
+        i.RestoreParams,
+        i.RestoreResult,
+        "Install every locked skill at its locked commit; a digest that differs refuses the "
+        "whole restore, naming the files (`npm ci` for skills).",
+        (*_INSTALL, "digest_mismatch"),
+    ),
+    "skills.scan": MethodSpec(
+        i.ScanParams,
+        i.ScanResult,
+        "Static scan of a skill (`id`/`name`) or a folder (`path`): hidden Unicode, dynamic "
+        "context, remote code, broad grants, secrets reads, prompt injection, binaries, "
+        "obfuscation.",
+        (*_REF, *_CATALOG),
     ),
 }
 

@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "doctor",
     "ui",
     "mcp",
+    "install",
 )
 
 
@@ -44,6 +45,12 @@ COMMAND_OWNERS = {
     "doctor": "doctor",
     "ui": "ui",
     "mcp": "mcp",
+    "add": "install",
+    "install": "install",
+    "update": "install",
+    "remove": "install",
+    "installed": "install",
+    "scan": "install",
 }
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "find_skills",
     "is_loopback_host",
     "parse_source",
+    "relative_source_text",
     "select_skills",
 ]
 
@@ -107,7 +108,8 @@ def _repo_name(location: str) -> str:
     return tail
 
 
-def _relative_text(path: str, base: str) -> str:
+def relative_source_text(path: str, base: str) -> str:
+    """``path`` as a lock records it: ``./sub/dir`` inside ``base``, else absolute."""
     rel = os.path.relpath(path, base)
     if rel == "." or rel.startswith(".." + os.sep) or rel == ".." or os.path.isabs(rel):
         return path if rel != "." else "."
@@ -173,13 +175,17 @@ def parse_source(text: str, *, base: str, home: str) -> Source:
     path = os.path.normpath(os.path.join(base, expanded))
     if os.path.isdir(path):
         kind: SourceKind = "git" if os.path.lexists(os.path.join(path, ".git")) else "local"
-        return Source(kind, path, _relative_text(path, base), default_name=os.path.basename(path))
+        return Source(
+            kind, path, relative_source_text(path, base), default_name=os.path.basename(path)
+        )
     if os.path.isfile(path):
         if archive_suffix(path) is None:
             raise SourceError(
                 f"source {text!r} is a file but not an archive (.zip, .tar.gz, .tgz, .skill)"
             )
-        return Source("archive", path, _relative_text(path, base), default_name=_repo_name(path))
+        return Source(
+            "archive", path, relative_source_text(path, base), default_name=_repo_name(path)
+        )
     if _SHORTHAND.fullmatch(text) and not text.startswith("."):
         url = f"https://github.com/{text}"
         return Source("git", url, text, remote=True, default_name=_repo_name(text))

@@ -127,3 +127,12 @@ MAX_CATALOGS = 64
 #: The largest reply skillsd builds, refused before it is built (config
 #: ``limits.maxReplyBytes``).
 MAX_REPLY_BYTES = 16 * 1024 * 1024
+
+#: Installing skills (docs/install-skills.md): files and bytes one installed skill may hold.
+INSTALL_MAX_FILES = 2000
+INSTALL_MAX_BYTES = 50 * 1024 * 1024
+#: The largest archive downloaded, and what extracting one may write (a zip bomb stops here).
+INSTALL_MAX_ARCHIVE_BYTES = 200 * 1024 * 1024
+INSTALL_MAX_ARCHIVE_ENTRIES = 20_000
+#: How long one git command or download may take before the install gives up.
+INSTALL_FETCH_SECONDS = 300.0

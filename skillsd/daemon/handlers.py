@@ -16,6 +16,7 @@ from skillsd.core.model_tools import tool_definitions
 from skillsd.daemon.endpoint import Connection, Router
 from skillsd.daemon.request_context import RequestContext
 from skillsd.daemon.router import Encoded
+from skillsd.runtime import install_requests as irq
 from skillsd.runtime import requests as rq
 from skillsd.runtime.services import Services
 from skillsd_protocol.messages import (
@@ -130,6 +131,12 @@ _WITH_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "tools.call": rq.tools_call,
     "agents.list": rq.agents_list,
     "agents.get": rq.agents_get,
+    "skills.install": irq.install_skills,
+    "skills.installed": irq.installed_skills,
+    "skills.update": irq.update_skills,
+    "skills.remove": irq.remove_skill,
+    "skills.restore": irq.restore_skills,
+    "skills.scan": irq.scan_skills,
 }
 
 _WITHOUT_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {

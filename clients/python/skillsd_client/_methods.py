@@ -11,6 +11,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from skillsd_protocol import install as inst
 from skillsd_protocol import messages as m
 from skillsd_protocol import model
 
@@ -750,6 +751,173 @@ class AsyncMethods:
         )
         return result
 
+    async def install(
+        self,
+        *,
+        source: str,
+        ref: str | None = None,
+        path: str | None = None,
+        names: list[str] | None = None,
+        scope: inst.InstallScope = "repo",
+        agents: list[str] | None = None,
+        mode: inst.InstallMode = "link",
+        force: bool = False,
+        cwd: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.InstallResult:
+        """``skills.install``: Install the skills of a folder, git repository or archive into the
+        canonical folder, link them for the named agents and lock them (staged, validated, scanned,
+        placed atomically; `$/progress` for clone and copy).
+
+        Application errors (`RpcError.kind`): ``install_failed``, ``already_exists``,
+        ``invalid_skill``, ``too_large``, ``path_not_allowed``, ``invalid_lock``,
+        ``invalid_config``.
+        """
+        result: inst.InstallResult = await self.request(
+            "skills.install",
+            _params(
+                inst.InstallParams,
+                source=source,
+                ref=ref,
+                path=path,
+                names=names,
+                scope=scope,
+                agents=agents,
+                mode=mode,
+                force=force,
+                cwd=cwd,
+            ),
+            result_type=inst.InstallResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def installed(
+        self,
+        *,
+        cwd: str | None = None,
+        scope: inst.InstallScope = "repo",
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.InstalledResult:
+        """``skills.installed``: Each skill of the lock file with its state: ok, modified (naming
+        the files), missing or links-broken.
+
+        Application errors (`RpcError.kind`): ``invalid_lock``, ``invalid_config``.
+        """
+        result: inst.InstalledResult = await self.request(
+            "skills.installed",
+            _params(inst.InstalledParams, cwd=cwd, scope=scope),
+            result_type=inst.InstalledResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def update(
+        self,
+        *,
+        names: list[str] | None = None,
+        check: bool = False,
+        force: bool = False,
+        cwd: str | None = None,
+        scope: inst.InstallScope = "repo",
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.UpdateResult:
+        """``skills.update``: Re-resolve locked skills' refs and archive URLs; apply unless `check`
+        (file by file); a skill modified locally is not overwritten without `force`.
+
+        Application errors (`RpcError.kind`): ``install_failed``, ``already_exists``,
+        ``invalid_skill``, ``too_large``, ``path_not_allowed``, ``invalid_lock``,
+        ``invalid_config``, ``not_installed``.
+        """
+        result: inst.UpdateResult = await self.request(
+            "skills.update",
+            _params(inst.UpdateParams, names=names, check=check, force=force, cwd=cwd, scope=scope),
+            result_type=inst.UpdateResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def remove(
+        self,
+        *,
+        name: str,
+        cwd: str | None = None,
+        scope: inst.InstallScope = "repo",
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.RemoveResult:
+        """``skills.remove``: Remove a skill the lock owns, the links and copies its install made,
+        and its entry.
+
+        Application errors (`RpcError.kind`): ``not_installed``, ``invalid_lock``,
+        ``install_failed``, ``invalid_config``.
+        """
+        result: inst.RemoveResult = await self.request(
+            "skills.remove",
+            _params(inst.RemoveParams, name=name, cwd=cwd, scope=scope),
+            result_type=inst.RemoveResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def restore(
+        self,
+        *,
+        cwd: str | None = None,
+        scope: inst.InstallScope = "repo",
+        force: bool = False,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.RestoreResult:
+        """``skills.restore``: Install every locked skill at its locked commit; a digest that
+        differs refuses the whole restore, naming the files (`npm ci` for skills).
+
+        Application errors (`RpcError.kind`): ``install_failed``, ``already_exists``,
+        ``invalid_skill``, ``too_large``, ``path_not_allowed``, ``invalid_lock``,
+        ``invalid_config``, ``digest_mismatch``.
+        """
+        result: inst.RestoreResult = await self.request(
+            "skills.restore",
+            _params(inst.RestoreParams, cwd=cwd, scope=scope, force=force),
+            result_type=inst.RestoreResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def scan(
+        self,
+        *,
+        path: str | None = None,
+        id: str | None = None,
+        name: str | None = None,
+        cwd: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.ScanResult:
+        """``skills.scan``: Static scan of a skill (`id`/`name`) or a folder (`path`): hidden
+        Unicode, dynamic context, remote code, broad grants, secrets reads, prompt injection,
+        binaries, obfuscation.
+
+        Application errors (`RpcError.kind`): ``skill_not_found``, ``ambiguous_skill``,
+        ``invalid_skill``, ``session_not_found``, ``invalid_config``.
+        """
+        result: inst.ScanResult = await self.request(
+            "skills.scan",
+            _params(inst.ScanParams, path=path, id=id, name=name, cwd=cwd),
+            result_type=inst.ScanResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
 
 class SyncMethods:
     """The typed protocol methods; `request` is provided by the client class."""
@@ -1472,6 +1640,173 @@ class SyncMethods:
             "agents.get",
             _params(m.AgentsGetParams, name=name, cwd=cwd, render=render),
             result_type=m.AgentsGetResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def install(
+        self,
+        *,
+        source: str,
+        ref: str | None = None,
+        path: str | None = None,
+        names: list[str] | None = None,
+        scope: inst.InstallScope = "repo",
+        agents: list[str] | None = None,
+        mode: inst.InstallMode = "link",
+        force: bool = False,
+        cwd: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.InstallResult:
+        """``skills.install``: Install the skills of a folder, git repository or archive into the
+        canonical folder, link them for the named agents and lock them (staged, validated, scanned,
+        placed atomically; `$/progress` for clone and copy).
+
+        Application errors (`RpcError.kind`): ``install_failed``, ``already_exists``,
+        ``invalid_skill``, ``too_large``, ``path_not_allowed``, ``invalid_lock``,
+        ``invalid_config``.
+        """
+        result: inst.InstallResult = self.request(
+            "skills.install",
+            _params(
+                inst.InstallParams,
+                source=source,
+                ref=ref,
+                path=path,
+                names=names,
+                scope=scope,
+                agents=agents,
+                mode=mode,
+                force=force,
+                cwd=cwd,
+            ),
+            result_type=inst.InstallResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def installed(
+        self,
+        *,
+        cwd: str | None = None,
+        scope: inst.InstallScope = "repo",
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.InstalledResult:
+        """``skills.installed``: Each skill of the lock file with its state: ok, modified (naming
+        the files), missing or links-broken.
+
+        Application errors (`RpcError.kind`): ``invalid_lock``, ``invalid_config``.
+        """
+        result: inst.InstalledResult = self.request(
+            "skills.installed",
+            _params(inst.InstalledParams, cwd=cwd, scope=scope),
+            result_type=inst.InstalledResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def update(
+        self,
+        *,
+        names: list[str] | None = None,
+        check: bool = False,
+        force: bool = False,
+        cwd: str | None = None,
+        scope: inst.InstallScope = "repo",
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.UpdateResult:
+        """``skills.update``: Re-resolve locked skills' refs and archive URLs; apply unless `check`
+        (file by file); a skill modified locally is not overwritten without `force`.
+
+        Application errors (`RpcError.kind`): ``install_failed``, ``already_exists``,
+        ``invalid_skill``, ``too_large``, ``path_not_allowed``, ``invalid_lock``,
+        ``invalid_config``, ``not_installed``.
+        """
+        result: inst.UpdateResult = self.request(
+            "skills.update",
+            _params(inst.UpdateParams, names=names, check=check, force=force, cwd=cwd, scope=scope),
+            result_type=inst.UpdateResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def remove(
+        self,
+        *,
+        name: str,
+        cwd: str | None = None,
+        scope: inst.InstallScope = "repo",
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.RemoveResult:
+        """``skills.remove``: Remove a skill the lock owns, the links and copies its install made,
+        and its entry.
+
+        Application errors (`RpcError.kind`): ``not_installed``, ``invalid_lock``,
+        ``install_failed``, ``invalid_config``.
+        """
+        result: inst.RemoveResult = self.request(
+            "skills.remove",
+            _params(inst.RemoveParams, name=name, cwd=cwd, scope=scope),
+            result_type=inst.RemoveResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def restore(
+        self,
+        *,
+        cwd: str | None = None,
+        scope: inst.InstallScope = "repo",
+        force: bool = False,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.RestoreResult:
+        """``skills.restore``: Install every locked skill at its locked commit; a digest that
+        differs refuses the whole restore, naming the files (`npm ci` for skills).
+
+        Application errors (`RpcError.kind`): ``install_failed``, ``already_exists``,
+        ``invalid_skill``, ``too_large``, ``path_not_allowed``, ``invalid_lock``,
+        ``invalid_config``, ``digest_mismatch``.
+        """
+        result: inst.RestoreResult = self.request(
+            "skills.restore",
+            _params(inst.RestoreParams, cwd=cwd, scope=scope, force=force),
+            result_type=inst.RestoreResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def scan(
+        self,
+        *,
+        path: str | None = None,
+        id: str | None = None,
+        name: str | None = None,
+        cwd: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> inst.ScanResult:
+        """``skills.scan``: Static scan of a skill (`id`/`name`) or a folder (`path`): hidden
+        Unicode, dynamic context, remote code, broad grants, secrets reads, prompt injection,
+        binaries, obfuscation.
+
+        Application errors (`RpcError.kind`): ``skill_not_found``, ``ambiguous_skill``,
+        ``invalid_skill``, ``session_not_found``, ``invalid_config``.
+        """
+        result: inst.ScanResult = self.request(
+            "skills.scan",
+            _params(inst.ScanParams, path=path, id=id, name=name, cwd=cwd),
+            result_type=inst.ScanResult,
             timeout=timeout,
             on_progress=on_progress,
         )

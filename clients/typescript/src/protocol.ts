@@ -61,6 +61,18 @@ export interface AgentsListResult {
 }
 
 /**
+ * An install would replace `path` (skill `skill`), which the lock file does not own;
+ * `force` replaces it.
+ */
+export interface AlreadyExistsData {
+  kind: "already_exists";
+  /** @default null */
+  path?: string | null;
+  /** @default null */
+  skill?: string | null;
+}
+
+/**
  * Several enabled skills have that name; pass `path` or `id` of one candidate.
  *
  * `agent`/`skill` name the agent definition and its reference when an agent's skill list
@@ -173,6 +185,22 @@ export interface Diagnostic {
 }
 
 /**
+ * What the source holds for `skill` no longer has the locked digest; `files` names the
+ * files that differ when known.
+ */
+export interface DigestMismatchData {
+  /** @default null */
+  actual?: string | null;
+  /** @default null */
+  expected?: string | null;
+  /** @default [] */
+  files?: string[];
+  kind: "digest_mismatch";
+  /** @default null */
+  skill?: string | null;
+}
+
+/**
  * A `!`cmd` ` or `` ``! `` block left in the body, never run: `start`/`end` are
  * code-point offsets into the substituted body, `decision` that of `Bash(command)`.
  */
@@ -197,6 +225,15 @@ export interface ErrorObject {
   /** @default null */
   data?: unknown;
   message: string;
+}
+
+export interface FileChanges {
+  /** @default [] */
+  added?: string[];
+  /** @default [] */
+  changed?: string[];
+  /** @default [] */
+  removed?: string[];
 }
 
 export interface Grant {
@@ -313,9 +350,101 @@ export interface InspectTrust {
   trusted: boolean;
 }
 
+/**
+ * An install, update or restore stopped at `step` (`resolve`, `fetch`, `limits`,
+ * `validate`, `scan`, `place`, `lock`); nothing was changed. `findings` holds the
+ * scan's danger findings when the scan refused; `diagnostics` the validation errors.
+ */
+export interface InstallFailedData {
+  /** @default [] */
+  diagnostics?: Diagnostic[];
+  /** @default [] */
+  findings?: ScanFinding[];
+  kind: "install_failed";
+  /** @default null */
+  path?: string | null;
+  /** @default null */
+  skill?: string | null;
+  /** @default null */
+  source?: string | null;
+  /** @default null */
+  step?: string | null;
+}
+
+/**
+ * `source`: a local folder, a git URL or local repository, `owner/repo`, or an archive
+ * (`.zip`, `.tar.gz`, `.skill`); `names` picks skills (default all found).
+ */
+export interface InstallParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  agents?: string[] | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default false */
+  force?: boolean;
+  /** @default "link" */
+  mode?: "copy" | "link";
+  /** @default null */
+  names?: string[] | null;
+  /** @default null */
+  path?: string | null;
+  /** @default null */
+  ref?: string | null;
+  /** @default "repo" */
+  scope?: "repo" | "user";
+  source: string;
+}
+
+/** What was installed, what the scan found, and the lock file written. */
+export interface InstallResult {
+  /** @default [] */
+  findings?: ScanFinding[];
+  installed: InstalledSkill[];
+  /** @default "" */
+  lock?: string;
+}
+
+export interface InstalledParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default "repo" */
+  scope?: "repo" | "user";
+}
+
+export interface InstalledResult {
+  /** @default "" */
+  lock?: string;
+  skills: LockedSkill[];
+}
+
+/** One skill an install placed: its canonical folder, and the agents' links or copies. */
+export interface InstalledSkill {
+  /** @default null */
+  commit?: string | null;
+  digest: string;
+  /** @default [] */
+  links?: string[];
+  name: string;
+  path: string;
+  source: string;
+}
+
 /** The config file at `path` cannot be used (the message names the key and reason). */
 export interface InvalidConfigData {
   kind: "invalid_config";
+  /** @default null */
+  path?: string | null;
+}
+
+/** The lock file at `path` cannot be used (`field` says where); it is not overwritten. */
+export interface InvalidLockData {
+  /** @default null */
+  field?: string | null;
+  kind: "invalid_lock";
   /** @default null */
   path?: string | null;
 }
@@ -446,6 +575,34 @@ export interface LoadedSkill {
   path: string;
 }
 
+/**
+ * A skill of the lock with its state on disk: `files` names what no longer matches the
+ * digest (`modified`; empty when this machine has no record of the installed files),
+ * `brokenLinks` the agents' links or copies that are gone or wrong.
+ */
+export interface LockedSkill {
+  /** @default [] */
+  agents?: string[];
+  /** @default [] */
+  brokenLinks?: string[];
+  /** @default null */
+  commit?: string | null;
+  digest: string;
+  /** @default [] */
+  files?: string[];
+  /** @default "" */
+  installedAt?: string;
+  /** @default "link" */
+  mode?: "copy" | "link";
+  name: string;
+  path: string;
+  /** @default null */
+  ref?: string | null;
+  source: string;
+  sourceType: "archive" | "git" | "local";
+  status: "links-broken" | "missing" | "modified" | "ok";
+}
+
 export interface Mention {
   end: number;
   /** @default null */
@@ -480,6 +637,15 @@ export interface MentionsResult {
 export interface Meta {
   /** @default null */
   progressToken?: string | number | null;
+}
+
+/** The lock file owns no skill `skill`; `suggestions` are the closest locked names. */
+export interface NotInstalledData {
+  kind: "not_installed";
+  /** @default null */
+  skill?: string | null;
+  /** @default [] */
+  suggestions?: string[];
 }
 
 /**
@@ -650,6 +816,23 @@ export interface RememberParams {
   sessionId: string;
 }
 
+export interface RemoveParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+  name: string;
+  /** @default "repo" */
+  scope?: "repo" | "user";
+}
+
+/** The folders, links and copies removed. */
+export interface RemoveResult {
+  /** @default "" */
+  lock?: string;
+  removed: string[];
+}
+
 /** How many entries a skill directory holds in each conventional folder. */
 export interface ResourceCounts {
   assets: number;
@@ -665,6 +848,64 @@ export interface ResourceNotFoundData {
   kind: "resource_not_found";
   /** @default null */
   path?: string | null;
+}
+
+export interface RestoreParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default false */
+  force?: boolean;
+  /** @default "repo" */
+  scope?: "repo" | "user";
+}
+
+/** `restored`: skills placed again; `unchanged`: names already as locked. */
+export interface RestoreResult {
+  /** @default [] */
+  findings?: ScanFinding[];
+  /** @default "" */
+  lock?: string;
+  restored: InstalledSkill[];
+  /** @default [] */
+  unchanged?: string[];
+}
+
+/**
+ * What the static scan saw: `file` relative to the skill folder, `skill` its name when
+ * several skills were scanned.
+ */
+export interface ScanFinding {
+  code: string;
+  file: string;
+  /** @default null */
+  line?: number | null;
+  message: string;
+  severity: "danger" | "info" | "warning";
+  /** @default null */
+  skill?: string | null;
+}
+
+/**
+ * A skill of the catalog (`id`/`name`), or `path`: a skill folder or a tree holding
+ * skills.
+ */
+export interface ScanParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  id?: string | null;
+  /** @default null */
+  name?: string | null;
+  /** @default null */
+  path?: string | null;
+}
+
+export interface ScanResult {
+  findings: ScanFinding[];
 }
 
 export interface SearchHit {
@@ -836,6 +1077,21 @@ export interface SkillNotFoundData {
   suggestions?: string[];
 }
 
+/**
+ * A locked skill whose source moved on: `from`/`to` are commits (git) or digests,
+ * `applied` whether it was installed, `skipped` why not (check mode, local edits).
+ */
+export interface SkillUpdate {
+  /** @default false */
+  applied?: boolean;
+  files: FileChanges;
+  from: string;
+  name: string;
+  /** @default null */
+  skipped?: string | null;
+  to: string;
+}
+
 export interface SkillsChangedParams {
   added: string[];
   changed: string[];
@@ -966,6 +1222,30 @@ export interface UnloadResult {
   unloaded: boolean;
 }
 
+/** `names`: which locked skills (default all); `check` only reports. */
+export interface UpdateParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default false */
+  check?: boolean;
+  /** @default null */
+  cwd?: string | null;
+  /** @default false */
+  force?: boolean;
+  /** @default null */
+  names?: string[] | null;
+  /** @default "repo" */
+  scope?: "repo" | "user";
+}
+
+export interface UpdateResult {
+  /** @default [] */
+  findings?: ScanFinding[];
+  /** @default "" */
+  lock?: string;
+  updates: SkillUpdate[];
+}
+
 export interface ValidateParams {
   /** @default null */
   _meta?: Meta | null;
@@ -1047,6 +1327,18 @@ export interface Methods {
    */
   "skills.commands": { params: CommandsParams; result: CommandsResult };
   /**
+   * Install the skills of a folder, git repository or archive into the canonical folder, link them for the named agents and lock them (staged, validated, scanned, placed atomically; `$/progress` for clone and copy).
+   *
+   * Error kinds: install_failed, already_exists, invalid_skill, too_large, path_not_allowed, invalid_lock, invalid_config.
+   */
+  "skills.install": { params: InstallParams; result: InstallResult };
+  /**
+   * Each skill of the lock file with its state: ok, modified (naming the files), missing or links-broken.
+   *
+   * Error kinds: invalid_lock, invalid_config.
+   */
+  "skills.installed": { params: InstalledParams; result: InstalledResult };
+  /**
    * Run a user's `/name arguments`: the body with its placeholders substituted, dynamic context listed (never run), recorded in the session like a load; deny refuses it.
    *
    * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, not_user_invocable, permission_denied, too_large, resource_not_found, session_not_found, invalid_config.
@@ -1083,6 +1375,24 @@ export interface Methods {
    */
   "skills.readFile": { params: ReadFileParams; result: ReadFileResult };
   /**
+   * Remove a skill the lock owns, the links and copies its install made, and its entry.
+   *
+   * Error kinds: not_installed, invalid_lock, install_failed, invalid_config.
+   */
+  "skills.remove": { params: RemoveParams; result: RemoveResult };
+  /**
+   * Install every locked skill at its locked commit; a digest that differs refuses the whole restore, naming the files (`npm ci` for skills).
+   *
+   * Error kinds: install_failed, already_exists, invalid_skill, too_large, path_not_allowed, invalid_lock, invalid_config, digest_mismatch.
+   */
+  "skills.restore": { params: RestoreParams; result: RestoreResult };
+  /**
+   * Static scan of a skill (`id`/`name`) or a folder (`path`): hidden Unicode, dynamic context, remote code, broad grants, secrets reads, prompt injection, binaries, obfuscation.
+   *
+   * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, session_not_found, invalid_config.
+   */
+  "skills.scan": { params: ScanParams; result: ScanResult };
+  /**
    * Rank enabled skills (disabled too with includeDisabled) for a non-blank query: exact path > exact name > prefix > relevance over word forms.
    *
    * Error kinds: session_not_found, invalid_config.
@@ -1100,6 +1410,12 @@ export interface Methods {
    * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, session_not_found, invalid_config.
    */
   "skills.unload": { params: UnloadParams; result: UnloadResult };
+  /**
+   * Re-resolve locked skills' refs and archive URLs; apply unless `check` (file by file); a skill modified locally is not overwritten without `force`.
+   *
+   * Error kinds: install_failed, already_exists, invalid_skill, too_large, path_not_allowed, invalid_lock, invalid_config, not_installed.
+   */
+  "skills.update": { params: UpdateParams; result: UpdateResult };
   /**
    * Validate one skill directory or SKILL.md, in strict or lenient mode.
    *
@@ -1141,15 +1457,21 @@ export const METHOD_NAMES = [
   "session.open",
   "shutdown",
   "skills.commands",
+  "skills.install",
+  "skills.installed",
   "skills.invoke",
   "skills.list",
   "skills.load",
   "skills.mentions",
   "skills.prompt",
   "skills.readFile",
+  "skills.remove",
+  "skills.restore",
+  "skills.scan",
   "skills.search",
   "skills.setEnabled",
   "skills.unload",
+  "skills.update",
   "skills.validate",
   "tools.call",
   "tools.list",
@@ -1181,13 +1503,18 @@ export const NOTIFICATION_NAMES = [
 /** The protocol's error codes. */
 export const ErrorCodes = {
   AGENT_NOT_FOUND: 1010,
+  ALREADY_EXISTS: 1017,
   AMBIGUOUS_SKILL: 1002,
+  DIGEST_MISMATCH: 1019,
+  INSTALL_FAILED: 1018,
   INTERNAL_ERROR: -32603,
   INVALID_CONFIG: 1012,
+  INVALID_LOCK: 1021,
   INVALID_PARAMS: -32602,
   INVALID_REQUEST: -32600,
   INVALID_SKILL: 1003,
   METHOD_NOT_FOUND: -32601,
+  NOT_INSTALLED: 1020,
   NOT_MODEL_INVOCABLE: 1016,
   NOT_USER_INVOCABLE: 1015,
   PARSE_ERROR: -32700,
@@ -1209,9 +1536,14 @@ export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
 /** The protocol's error kinds. */
 export const ErrorKinds = {
   agent_not_found: 1010,
+  already_exists: 1017,
   ambiguous_skill: 1002,
+  digest_mismatch: 1019,
+  install_failed: 1018,
   invalid_config: 1012,
+  invalid_lock: 1021,
   invalid_skill: 1003,
+  not_installed: 1020,
   not_model_invocable: 1016,
   not_user_invocable: 1015,
   path_not_allowed: 1006,
@@ -1232,9 +1564,14 @@ export type ErrorKind = keyof typeof ErrorKinds;
 /** The `error.data` members each error kind carries. */
 export interface ErrorDataByKind {
   agent_not_found: AgentNotFoundData;
+  already_exists: AlreadyExistsData;
   ambiguous_skill: AmbiguousSkillData;
+  digest_mismatch: DigestMismatchData;
+  install_failed: InstallFailedData;
   invalid_config: InvalidConfigData;
+  invalid_lock: InvalidLockData;
   invalid_skill: InvalidSkillData;
+  not_installed: NotInstalledData;
   not_model_invocable: NotModelInvocableData;
   not_user_invocable: NotUserInvocableData;
   path_not_allowed: PathNotAllowedData;

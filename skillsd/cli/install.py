@@ -1,0 +1,288 @@
+"""``skillsd add|install|update|remove|installed|scan``: installing skills for every agent, with
+a lock file (``docs/install-skills.md``).
+
+The same operations as ``skills.install``, ``skills.restore``, ``skills.update``,
+``skills.remove``, ``skills.installed`` and ``skills.scan``; ``--json`` prints exactly the
+Struct the method returns. Progress lines (clone, copy) go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from skillsd.core.display_text import escape_controls
+from skillsd.core.errors import SkillsdError
+from skillsd.installing import (
+    InstallContext,
+    install,
+    installed,
+    remove,
+    restore,
+    scan_path,
+    update,
+)
+from skillsd_protocol.install import (
+    InstalledParams,
+    InstallParams,
+    RemoveParams,
+    RestoreParams,
+    ScanFinding,
+    UpdateParams,
+)
+
+
+def _common(parser: argparse.ArgumentParser, *, scope: bool = True) -> None:
+    if scope:
+        parser.add_argument(
+            "--user",
+            action="store_true",
+            help="the user's skills (~/.agents/skills, lock in the state directory) instead of "
+            "the repository's",
+        )
+    parser.add_argument("--cwd", help="act as if run from this directory")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def register(subparsers: Any) -> None:
+    """Add the install commands."""
+    add = subparsers.add_parser(
+        "add",
+        help="install skills from a folder, git repository or archive",
+        description=(
+            "Install the skills of SOURCE into .agents/skills (or ~/.agents/skills with "
+            "--user), link them into the named agents' folders, and record them in "
+            "skills-lock.json. SOURCE: a folder, a git URL (https://, ssh://, git@host:path, "
+            "file://), owner/repo (GitHub), or an archive (.zip, .tar.gz, .skill)."
+        ),
+    )
+    add.add_argument("source", metavar="SOURCE")
+    add.add_argument("--ref", help="branch, tag or commit (default: the default branch)")
+    add.add_argument("--path", help="subfolder of the source to look in")
+    add.add_argument(
+        "--skill", action="append", dest="skills", metavar="NAME", help="install only NAME"
+    )
+    add.add_argument(
+        "--agent", action="append", dest="agents", metavar="AGENT", help="link for AGENT"
+    )
+    add.add_argument("--copy", action="store_true", help="copy into agents' folders, no links")
+    add.add_argument(
+        "--force",
+        action="store_true",
+        help="install despite validation errors, danger findings or a folder the lock does not own",
+    )
+    _common(add)
+    add.set_defaults(func=_failing(_add))
+
+    restore_parser = subparsers.add_parser(
+        "install",
+        help="install every skill of skills-lock.json as locked",
+        description=(
+            "Install every skill of the lock file at its locked commit; refuses any whose "
+            "digest differs (like npm ci)."
+        ),
+    )
+    restore_parser.add_argument(
+        "--force", action="store_true", help="replace skills modified locally"
+    )
+    _common(restore_parser)
+    restore_parser.set_defaults(func=_failing(_restore))
+
+    upd = subparsers.add_parser(
+        "update",
+        help="update locked skills to what their source holds now",
+        description="Re-resolve each locked skill's ref and install what changed.",
+    )
+    upd.add_argument("names", nargs="*", metavar="NAME")
+    upd.add_argument("--check", action="store_true", help="show what would change, file by file")
+    upd.add_argument("--force", action="store_true", help="overwrite skills modified locally")
+    _common(upd)
+    upd.set_defaults(func=_failing(_update))
+
+    rm = subparsers.add_parser(
+        "remove",
+        help="remove an installed skill, its links and its lock entry",
+        description="Remove a skill the lock file owns, with the links and copies made for it.",
+    )
+    rm.add_argument("name", metavar="NAME")
+    _common(rm)
+    rm.set_defaults(func=_failing(_remove))
+
+    ls = subparsers.add_parser(
+        "installed",
+        help="list locked skills with their state (ok, modified, missing, links-broken)",
+        description="Each skill of the lock file and whether its files still match the digest.",
+    )
+    _common(ls)
+    ls.set_defaults(func=_failing(_installed))
+
+    scan = subparsers.add_parser(
+        "scan",
+        help="scan skills for hidden text, remote code, secrets reads and more",
+        description="Static scan of a skill folder, or of every skill below PATH.",
+    )
+    scan.add_argument("path", metavar="PATH")
+    _common(scan, scope=False)
+    scan.set_defaults(func=_failing(_scan))
+
+
+# -- plumbing -----------------------------------------------------------------------------------
+
+
+def _failing(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except SkillsdError as exc:
+            print(f"skillsd {args.command}: {escape_controls(exc.message)}", file=sys.stderr)
+            return 2
+
+    return run
+
+
+def _progress(line: str) -> None:
+    sys.stderr.write(f"skillsd: {escape_controls(line)}\n")
+    sys.stderr.flush()
+
+
+def _context(args: argparse.Namespace) -> InstallContext:
+    cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
+    return InstallContext(cwd=cwd, env=os.environ, home=os.path.expanduser("~"), progress=_progress)
+
+
+def _scope(args: argparse.Namespace) -> Any:
+    return "user" if getattr(args, "user", False) else "repo"
+
+
+def _emit(value: msgspec.Struct) -> None:
+    sys.stdout.buffer.write(msgspec.json.encode(value) + b"\n")
+
+
+def _out(text: str) -> None:
+    print(escape_controls(text))
+
+
+def _findings(findings: list[ScanFinding]) -> None:
+    for f in findings:
+        where = f"{f.skill}/{f.file}" if f.skill else f.file
+        at = f":{f.line}" if f.line else ""
+        _out(f"  {f.severity:7} {f.code} {where}{at}: {f.message}")
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+def _add(args: argparse.Namespace) -> int:
+    params = InstallParams(
+        source=args.source,
+        ref=args.ref,
+        path=args.path,
+        names=args.skills,
+        scope=_scope(args),
+        agents=args.agents,
+        mode="copy" if args.copy else "link",
+        force=args.force,
+    )
+    result = install(params, _context(args))
+    if args.json:
+        _emit(result)
+        return 0
+    for skill in result.installed:
+        at = f" @ {skill.commit[:12]}" if skill.commit else ""
+        _out(f"installed {skill.name} -> {skill.path}{at}")
+        for link in skill.links:
+            _out(f"  linked {link}")
+    if result.findings:
+        _out("scan findings:")
+        _findings(result.findings)
+    _out(f"lock: {result.lock}")
+    return 0
+
+
+def _restore(args: argparse.Namespace) -> int:
+    result = restore(RestoreParams(scope=_scope(args), force=args.force), _context(args))
+    if args.json:
+        _emit(result)
+        return 0
+    for skill in result.restored:
+        _out(f"restored {skill.name} -> {skill.path}")
+    if result.unchanged:
+        _out(f"{len(result.unchanged)} already as locked")
+    if result.findings:
+        _out("scan findings:")
+        _findings(result.findings)
+    return 0
+
+
+def _update(args: argparse.Namespace) -> int:
+    params = UpdateParams(
+        names=args.names or None, check=args.check, force=args.force, scope=_scope(args)
+    )
+    result = update(params, _context(args))
+    if args.json:
+        _emit(result)
+        return 0
+    if not result.updates:
+        _out("everything is up to date")
+    for u in result.updates:
+        state = "updated" if u.applied else f"not applied: {u.skipped}"
+        _out(f"{u.name}: {u.from_[:19]} -> {u.to[:19]} ({state})")
+        for label, paths in (
+            ("+", u.files.added),
+            ("~", u.files.changed),
+            ("-", u.files.removed),
+        ):
+            for path in paths:
+                _out(f"  {label} {path}")
+    if result.findings:
+        _out("scan findings:")
+        _findings(result.findings)
+    skipped = [u for u in result.updates if not u.applied and u.skipped != "check"]
+    return 1 if skipped else 0
+
+
+def _remove(args: argparse.Namespace) -> int:
+    result = remove(RemoveParams(name=args.name, scope=_scope(args)), _context(args))
+    if args.json:
+        _emit(result)
+        return 0
+    for path in result.removed:
+        _out(f"removed {path}")
+    return 0
+
+
+def _installed(args: argparse.Namespace) -> int:
+    result = installed(InstalledParams(scope=_scope(args)), _context(args))
+    if args.json:
+        _emit(result)
+        return 0 if all(s.status == "ok" for s in result.skills) else 1
+    if not result.skills:
+        _out(f"no skills in {result.lock}")
+    for s in result.skills:
+        pin = f"@{s.commit[:12]}" if s.commit else ""
+        _out(f"{s.name:30} {s.status:12} {s.source}{pin}")
+        for path in s.files:
+            _out(f"  modified {path}")
+        if s.status == "modified" and not s.files:
+            _out("  (which files: unknown, no record of the installed files on this machine)")
+        for link in s.broken_links:
+            _out(f"  broken {link}")
+    return 0 if all(s.status == "ok" for s in result.skills) else 1
+
+
+def _scan(args: argparse.Namespace) -> int:
+    base = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
+    result = scan_path(os.path.join(base, args.path))
+    danger = any(f.severity == "danger" for f in result.findings)
+    if args.json:
+        _emit(result)
+        return 1 if danger else 0
+    if not result.findings:
+        _out("no findings")
+    _findings(result.findings)
+    return 1 if danger else 0

@@ -1,0 +1,885 @@
+"""Installing, updating, removing and restoring skills, and scanning them: one synchronous
+function per request, each returning the protocol's result Struct or raising ``SkillsdError``.
+
+Every change follows one path: resolve the source -> fetch it into a temporary folder ->
+copy each skill into staging (limits, no link leaving it) -> validate (lenient) -> scan ->
+digest -> place every folder and link with one :class:`~skillsd.installing.transaction.Transaction`
+whose commit point is the lock file's atomic write. All of it runs under the lock's install
+lock, so two installs into one lock run one after the other. See ``docs/install-skills.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import msgspec
+
+from skillsd.core import limits
+from skillsd.core.agent_folders import AGENTS, SKILL_FOLDERS, agents_in_order, user_folder_path
+from skillsd.core.effective_config import ConfigSource
+from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.install_source import (
+    FoundSkill,
+    Source,
+    SourceError,
+    find_skills,
+    parse_source,
+    relative_source_text,
+    select_skills,
+)
+from skillsd.core.lock_file import LockEntry, LockFile, encode_lock
+from skillsd.core.name_distance import closest_names
+from skillsd.core.skill_digest import (
+    FileChanges,
+    TreeTooLarge,
+    compare_files,
+    digest_of_files,
+    file_digests,
+)
+from skillsd.core.skill_scan import Finding, scan_skill
+from skillsd.core.skillfile import SKILL_FILE, read_skill_file
+from skillsd.installing.archive_fetch import ArchiveError, download, extract
+from skillsd.installing.git_fetch import GitError, checkout, remote_commit
+from skillsd.installing.lock_store import (
+    InstallTarget,
+    install_lock,
+    load_manifest,
+    read_lock,
+    save_manifest,
+    target_for,
+)
+from skillsd.installing.skill_copy import copy_skill
+from skillsd.installing.transaction import (
+    Transaction,
+    pause_point,
+    recover,
+    sweep_staging,
+)
+from skillsd_protocol.errors import (
+    AlreadyExistsData,
+    DigestMismatchData,
+    InstallFailedData,
+    InvalidSkillData,
+    NotInstalledData,
+)
+from skillsd_protocol.install import (
+    FileChanges as WireFileChanges,
+)
+from skillsd_protocol.install import (
+    InstalledParams,
+    InstalledResult,
+    InstalledSkill,
+    InstallParams,
+    InstallResult,
+    LockedSkill,
+    RemoveParams,
+    RemoveResult,
+    RestoreParams,
+    RestoreResult,
+    ScanFinding,
+    ScanResult,
+    SkillUpdate,
+    UpdateParams,
+    UpdateResult,
+)
+
+__all__ = [
+    "InstallContext",
+    "install",
+    "installed",
+    "remove",
+    "restore",
+    "scan_path",
+    "update",
+]
+
+
+@dataclass(frozen=True)
+class InstallContext:
+    """What an operation runs with: the caller's cwd, environment and home, where progress
+    lines go, and the per-skill limits."""
+
+    cwd: str
+    env: Mapping[str, str]
+    home: str
+    progress: Callable[[str], None] | None = None
+    max_files: int = limits.INSTALL_MAX_FILES
+    max_bytes: int = limits.INSTALL_MAX_BYTES
+
+    def say(self, line: str) -> None:
+        if self.progress is not None:
+            self.progress(line)
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _target(ctx: InstallContext, scope: str) -> InstallTarget:
+    if scope == "user":
+        return target_for("user", repo_root=ctx.home, home=ctx.home, env=ctx.env)
+    _config, _sources, repo_root = ConfigSource(ctx.env).for_cwd(ctx.cwd)
+    return target_for("repo", repo_root=repo_root, home=ctx.home, env=ctx.env)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _failed(step: str, message: str, **data: object) -> SkillsdError:
+    return SkillsdError(message, InstallFailedData(step=step, **data))  # type: ignore[arg-type]
+
+
+def _wire(findings: list[Finding], skill: str) -> list[ScanFinding]:
+    return [
+        ScanFinding(
+            code=f.code,
+            severity=f.severity,
+            file=f.file,
+            message=f.message,
+            line=f.line,
+            skill=skill,
+        )
+        for f in findings
+    ]
+
+
+def _wire_changes(changes: FileChanges) -> WireFileChanges:
+    return WireFileChanges(added=changes.added, changed=changes.changed, removed=changes.removed)
+
+
+def resolve_agents(agents: list[str] | None, target: InstallTarget) -> list[str]:
+    """The agents an install links for: those named (each must be known), else the agents
+    whose own folder (``.claude``, ``.cursor``, ...) already exists at the root, and Claude
+    Code, which reads no shared folder."""
+    if agents:
+        unknown = [a for a in agents if a not in AGENTS]
+        if unknown:
+            raise SkillsdError(
+                f"agents: unknown agent {unknown[0]!r} (known: {', '.join(AGENTS)})",
+                InvalidParamsData(field="agents"),
+            )
+        return list(agents_in_order(agents))
+    chosen = {"claude-code"} if "claude-code" in AGENTS else set()
+    for folder in _folders(target):
+        top = os.path.relpath(folder.absolute, target.root).split(os.sep)[0]
+        if folder.absolute != target.skills_dir and os.path.isdir(os.path.join(target.root, top)):
+            chosen.update(folder.agents)
+    return list(agents_in_order(chosen))
+
+
+@dataclass(frozen=True)
+class _AgentFolder:
+    absolute: str
+    agents: tuple[str, ...]
+    compat: bool
+
+
+def _folders(target: InstallTarget) -> list[_AgentFolder]:
+    found = []
+    for folder in SKILL_FOLDERS:
+        if folder.scope != target.scope:
+            continue
+        if target.scope == "user":
+            absolute = user_folder_path(folder, home=target.home, env=target.env)
+        else:
+            absolute = os.path.normpath(os.path.join(target.root, folder.path))
+        found.append(_AgentFolder(absolute, tuple(folder.agents), folder.compat))
+    return found
+
+
+def agent_paths(target: InstallTarget, name: str, agents: list[str]) -> list[str]:
+    """Where the named agents need a link to (or copy of) skill ``name``: one folder per agent
+    that does not read the canonical folder, shared when agents share it."""
+    folders = _folders(target)
+    reads_canonical = {
+        a for f in folders if os.path.normpath(f.absolute) == target.skills_dir for a in f.agents
+    }
+    paths: list[str] = []
+    for agent in agents:
+        if agent in reads_canonical:
+            continue
+        # The agent's own folder before compat folders it also reads.
+        own = sorted((f for f in folders if agent in f.agents), key=lambda f: f.compat)
+        if own:
+            path = os.path.join(own[0].absolute, name)
+            if path not in paths:
+                paths.append(path)
+    return paths
+
+
+# -- fetching -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Fetched:
+    tree: str
+    commit: str | None = None
+
+
+def _fetch(source: Source, ref: str | None, ctx: InstallContext, workdir: str) -> _Fetched:
+    try:
+        if source.kind == "local":
+            if ref is not None:
+                raise _failed("resolve", "ref: a local folder has no branches, tags or commits")
+            return _Fetched(source.location)
+        if source.kind == "git":
+            done = checkout(
+                source.location,
+                os.path.join(workdir, "repo"),
+                ref=ref,
+                env=ctx.env,
+                progress=ctx.progress,
+            )
+            return _Fetched(done.path, done.commit)
+        archive = source.location
+        if source.remote:
+            archive = os.path.join(workdir, "download")
+            download(source.location, archive, progress=ctx.progress)
+        ctx.say(f"extracting {os.path.basename(source.location)}")
+        return _Fetched(extract(archive, os.path.join(workdir, "tree")))
+    except GitError as exc:
+        raise _failed("fetch", str(exc), source=source.text) from None
+    except ArchiveError as exc:
+        raise _failed("fetch", f"archive {exc}", source=source.text) from None
+
+
+def _parse(text: str, base: str, home: str) -> Source:
+    try:
+        return parse_source(text, base=base, home=home)
+    except SourceError as exc:
+        raise SkillsdError(exc.message, InvalidParamsData(field=exc.field)) from None
+
+
+def _lock_source_text(source: Source, target: InstallTarget) -> str:
+    if source.remote or "://" in source.text:
+        return source.text
+    if target.scope == "repo":
+        return relative_source_text(source.location, target.root)
+    return source.location
+
+
+def _source_base(target: InstallTarget) -> str:
+    return target.root if target.scope == "repo" else target.home
+
+
+# -- staging ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Staged:
+    name: str
+    path: str
+    files: dict[str, str]
+    digest: str
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _stage(
+    txn: Transaction,
+    target: InstallTarget,
+    name: str,
+    src: str,
+    ctx: InstallContext,
+    *,
+    force: bool,
+    refuse_danger: bool = True,
+) -> _Staged:
+    """Copy, validate, scan and digest one skill into the staging folder of its destination.
+
+    Validation errors refuse it unless ``force``; so do danger findings, unless ``force`` or
+    not ``refuse_danger`` (the caller decides)."""
+    dest = target.canonical(name)
+    staged = txn.new_path(dest)
+    ctx.say(f"copying {name}")
+    copy_skill(src, staged, max_files=ctx.max_files, max_bytes=ctx.max_bytes)
+    skill_file = os.path.join(staged, SKILL_FILE)
+    parsed = read_skill_file(skill_file, mode="lenient", dir_name=name)
+    errors = [d for d in parsed.diagnostics if d.severity == "error"]
+    if errors and not force:
+        first = errors[0]
+        where = f" [{first.field}]" if first.field else ""
+        # The diagnostics name the skill's SKILL.md, not the staging folder.
+        shown = [msgspec.structs.replace(d, path=f"{name}/{SKILL_FILE}") for d in errors]
+        raise SkillsdError(
+            f"{name}/{SKILL_FILE}{where}: {first.message} (force installs it anyway)",
+            InvalidSkillData(path=f"{name}/{SKILL_FILE}", diagnostics=shown),
+        )
+    findings = scan_skill(staged)
+    danger = [f for f in findings if f.severity == "danger"]
+    if danger and not force and refuse_danger:
+        first_danger = danger[0]
+        at = f":{first_danger.line}" if first_danger.line else ""
+        raise _failed(
+            "scan",
+            f"{name}/{first_danger.file}{at}: {first_danger.code}: {first_danger.message} "
+            f"({len(danger)} danger finding{'s' if len(danger) > 1 else ''}; "
+            "force installs it anyway)",
+            skill=name,
+            findings=_wire(danger, name),
+        )
+    try:
+        files = file_digests(staged, max_files=ctx.max_files, max_bytes=ctx.max_bytes)
+    except TreeTooLarge as exc:
+        raise _failed("limits", str(exc), skill=name) from None
+    return _Staged(name, staged, files, digest_of_files(files), findings)
+
+
+def _owned_link(path: str, canonical: str, digest: str) -> bool:
+    """Whether ``path`` is what an install of ours put there: a link to the canonical folder,
+    or a copy with the locked digest."""
+    if os.path.islink(path):
+        return os.path.realpath(path) == os.path.realpath(canonical)
+    if os.path.isdir(path):
+        try:
+            return digest_of_files(file_digests(path)) == digest
+        except (OSError, TreeTooLarge):
+            return False
+    return False
+
+
+def _place(
+    txn: Transaction,
+    target: InstallTarget,
+    staged: _Staged,
+    agents: list[str],
+    mode: str,
+    *,
+    owned: LockEntry | None,
+    force: bool,
+) -> list[str]:
+    """Plan the canonical folder and the agents' links or copies; returns the link paths."""
+    canonical = target.canonical(staged.name)
+    if owned is None and os.path.lexists(canonical) and not force:
+        raise SkillsdError(
+            f"{canonical} already exists and the lock file does not own it (force replaces it)",
+            AlreadyExistsData(skill=staged.name, path=canonical),
+        )
+    txn.put(canonical, staged.path)
+    links = agent_paths(target, staged.name, agents)
+    for link in links:
+        ours = owned is not None and link in agent_paths(target, staged.name, owned.agents)
+        if (
+            os.path.lexists(link)
+            and not force
+            and not ours
+            and not (os.path.islink(link) and os.path.realpath(link) == os.path.realpath(canonical))
+        ):
+            raise SkillsdError(
+                f"{link} already exists and the lock file does not own it (force replaces it)",
+                AlreadyExistsData(skill=staged.name, path=link),
+            )
+        new = txn.new_path(link, "link")
+        linked = False
+        if mode == "link":
+            try:
+                os.symlink(os.path.relpath(canonical, os.path.dirname(link)), new)
+                linked = True
+            except OSError:
+                linked = False  # no links here (some filesystems): a copy instead
+        if not linked:
+            shutil.copytree(staged.path, new, symlinks=False)
+        txn.put(link, new)
+    if owned is not None:
+        for old in agent_paths(target, staged.name, owned.agents):
+            if old not in links and _owned_link(old, canonical, owned.digest):
+                txn.put(old, None)
+    return links
+
+
+def _skill_dir(tree: str, entry: LockEntry, name: str) -> str:
+    """Where a locked skill sits in a fetched tree: its recorded path, else found by name."""
+    folder = os.path.normpath(os.path.join(tree, entry.path or "."))
+    if os.path.isfile(os.path.join(folder, SKILL_FILE)):
+        return folder
+    try:
+        found = select_skills(find_skills(tree), [name])
+    except SourceError as exc:
+        raise _failed("resolve", f"{name}: {exc.message}", skill=name) from None
+    return os.path.join(tree, found[0].rel)
+
+
+def _entry_source(entry: LockEntry, target: InstallTarget, name: str) -> Source:
+    try:
+        return parse_source(entry.source, base=_source_base(target), home=target.home)
+    except SourceError as exc:
+        raise _failed(
+            "resolve", f"{name}: {exc.message}", skill=name, source=entry.source
+        ) from None
+
+
+# -- install ------------------------------------------------------------------------------------
+
+
+def _prepare(target: InstallTarget) -> LockFile:
+    """Under the install lock: finish an interrupted change, clear stale staging, read."""
+    recover(target)
+    sweep_staging(
+        sorted({os.path.dirname(os.path.realpath(os.path.dirname(p))) for p in _probe(target)})
+    )
+    return read_lock(target)
+
+
+def _probe(target: InstallTarget) -> list[str]:
+    return [target.canonical("x"), *(os.path.join(f.absolute, "x") for f in _folders(target))]
+
+
+def _installed_skill(
+    target: InstallTarget, name: str, entry: LockEntry, links: list[str]
+) -> InstalledSkill:
+    return InstalledSkill(
+        name=name,
+        path=target.canonical(name),
+        source=entry.source,
+        digest=entry.digest,
+        commit=entry.commit,
+        links=links,
+    )
+
+
+def install(params: InstallParams, ctx: InstallContext) -> InstallResult:
+    """``skills.install``: fetch, check and place the skills of a source, and lock them."""
+    source = _parse(params.source, ctx.cwd, ctx.home)
+    ref = params.ref or source.ref
+    path = params.path or source.path
+    target = _target(ctx, params.scope)
+    agents = resolve_agents(params.agents, target)
+    with install_lock(target):
+        lock = _prepare(target)
+        workdir = tempfile.mkdtemp(prefix="skillsd-fetch-")
+        try:
+            fetched = _fetch(source, ref, ctx, workdir)
+            pause_point("fetched", ctx.env)
+            try:
+                found = find_skills(fetched.tree, path=path, default_name=source.default_name)
+                if not found:
+                    raise SourceError(
+                        f"no {SKILL_FILE} found in {source.text}" + (f" at {path}" if path else "")
+                    )
+                chosen = select_skills(found, params.names)
+            except SourceError as exc:
+                raise _failed("resolve", exc.message, source=source.text) from None
+            txn = Transaction(target)
+            try:
+                result = _install_chosen(
+                    txn, target, lock, chosen, fetched, source, ref, agents, params, ctx
+                )
+            except BaseException:
+                txn.abandon()
+                raise
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+def _install_chosen(
+    txn: Transaction,
+    target: InstallTarget,
+    lock: LockFile,
+    chosen: list[FoundSkill],
+    fetched: _Fetched,
+    source: Source,
+    ref: str | None,
+    agents: list[str],
+    params: InstallParams,
+    ctx: InstallContext,
+) -> InstallResult:
+    staged_all: list[tuple[_Staged, list[str], LockEntry]] = []
+    findings: list[ScanFinding] = []
+    skills = dict(lock.skills)
+    for skill in chosen:
+        src = os.path.normpath(os.path.join(fetched.tree, skill.rel))
+        staged = _stage(txn, target, skill.name, src, ctx, force=params.force)
+        links = _place(
+            txn,
+            target,
+            staged,
+            agents,
+            params.mode,
+            owned=lock.skills.get(skill.name),
+            force=params.force,
+        )
+        entry = LockEntry(
+            source=_lock_source_text(source, target),
+            source_type=source.kind,
+            digest=staged.digest,
+            agents=agents,
+            mode=params.mode,
+            installed_at=_now(),
+            ref=ref,
+            commit=fetched.commit,
+            path=None if skill.rel == "." else skill.rel,
+        )
+        skills[skill.name] = entry
+        staged_all.append((staged, links, entry))
+        findings.extend(_wire(staged.findings, skill.name))
+    pause_point("staged", ctx.env)
+    new_lock = LockFile(skills=dict(sorted(skills.items())))
+    ctx.say(f"placing {len(staged_all)} skill{'s' if len(staged_all) != 1 else ''}")
+    txn.commit(encode_lock(new_lock), ctx.env)
+    for staged, _links, _entry in staged_all:
+        save_manifest(target, staged.digest, staged.files)
+    return InstallResult(
+        installed=[
+            _installed_skill(target, s.name, entry, links) for s, links, entry in staged_all
+        ],
+        findings=findings,
+        lock=target.lock_path,
+    )
+
+
+# -- installed ----------------------------------------------------------------------------------
+
+
+def _status(target: InstallTarget, name: str, entry: LockEntry) -> LockedSkill:
+    canonical = target.canonical(name)
+    status = "ok"
+    files: list[str] = []
+    broken: list[str] = []
+    if not os.path.isdir(canonical) or os.path.islink(canonical):
+        status = "missing"
+    else:
+        try:
+            current = file_digests(canonical)
+        except (OSError, TreeTooLarge):
+            current = {}
+        if digest_of_files(current) != entry.digest:
+            status = "modified"
+            recorded = load_manifest(target, entry.digest)
+            if recorded is not None:
+                files = compare_files(recorded, current).names()
+        # A link must lead to the canonical folder; a copy (mode copy, or where links failed)
+        # must hold the locked files.
+        broken = [
+            link
+            for link in agent_paths(target, name, entry.agents)
+            if not _owned_link(link, canonical, entry.digest)
+        ]
+        if broken and status == "ok":
+            status = "links-broken"
+    return LockedSkill(
+        name=name,
+        status=status,  # type: ignore[arg-type]
+        path=canonical,
+        source=entry.source,
+        source_type=entry.source_type,
+        digest=entry.digest,
+        agents=entry.agents,
+        mode=entry.mode,
+        installed_at=entry.installed_at,
+        ref=entry.ref,
+        commit=entry.commit,
+        files=files,
+        broken_links=broken,
+    )
+
+
+def installed(params: InstalledParams, ctx: InstallContext) -> InstalledResult:
+    """``skills.installed``: every locked skill with its state on disk."""
+    target = _target(ctx, params.scope)
+    if os.path.exists(target.journal_path):
+        with install_lock(target):
+            recover(target)
+    lock = read_lock(target)
+    return InstalledResult(
+        skills=[_status(target, name, entry) for name, entry in sorted(lock.skills.items())],
+        lock=target.lock_path,
+    )
+
+
+# -- update -------------------------------------------------------------------------------------
+
+
+def _selected(lock: LockFile, names: list[str] | None) -> list[str]:
+    if not names:
+        return sorted(lock.skills)
+    for name in names:
+        if name not in lock.skills:
+            raise _not_installed(name, lock)
+    return list(dict.fromkeys(names))
+
+
+def _not_installed(name: str, lock: LockFile) -> SkillsdError:
+    suggestions = closest_names(name, list(lock.skills))
+    hint = f" (did you mean {', '.join(suggestions)}?)" if suggestions else ""
+    return SkillsdError(
+        f"{name}: not installed by the lock file{hint}",
+        NotInstalledData(skill=name, suggestions=suggestions),
+    )
+
+
+def _current_files(target: InstallTarget, name: str, entry: LockEntry) -> dict[str, str] | None:
+    """The locked version's files: recorded, or read from disk when it is unmodified."""
+    recorded = load_manifest(target, entry.digest)
+    if recorded is not None:
+        return recorded
+    try:
+        on_disk = file_digests(target.canonical(name))
+    except (OSError, TreeTooLarge):
+        return None
+    return on_disk if digest_of_files(on_disk) == entry.digest else None
+
+
+def update(params: UpdateParams, ctx: InstallContext) -> UpdateResult:
+    """``skills.update``: re-resolve each locked skill's source; apply unless ``check``."""
+    target = _target(ctx, params.scope)
+    with install_lock(target):
+        lock = _prepare(target)
+        names = _selected(lock, params.names)
+        workdir = tempfile.mkdtemp(prefix="skillsd-update-")
+        txn = Transaction(target)
+        try:
+            return _update(params, ctx, target, lock, names, workdir, txn)
+        except BaseException:
+            txn.abandon()
+            raise
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _update(
+    params: UpdateParams,
+    ctx: InstallContext,
+    target: InstallTarget,
+    lock: LockFile,
+    names: list[str],
+    workdir: str,
+    txn: Transaction,
+) -> UpdateResult:
+    updates: list[SkillUpdate] = []
+    findings: list[ScanFinding] = []
+    skills = dict(lock.skills)
+    fetched_by_source: dict[tuple[str, str | None], _Fetched] = {}
+    staged_all: list[_Staged] = []
+    for index, name in enumerate(names):
+        entry = lock.skills[name]
+        source = _entry_source(entry, target, name)
+        if source.kind == "git":
+            try:
+                ctx.say(f"checking {entry.source}")
+                now = remote_commit(source.location, entry.ref, env=ctx.env)
+            except GitError as exc:
+                raise _failed("fetch", f"{name}: {exc}", skill=name, source=entry.source) from None
+            if now is not None and now == entry.commit:
+                continue
+        key = (entry.source, entry.ref)
+        fetched = fetched_by_source.get(key)
+        if fetched is None:
+            fetched = _fetch(source, entry.ref, ctx, os.path.join(workdir, str(index)))
+            fetched_by_source[key] = fetched
+        src = _skill_dir(fetched.tree, entry, name)
+        staged = _stage(txn, target, name, src, ctx, force=params.force, refuse_danger=False)
+        if staged.digest == entry.digest:
+            if fetched.commit and fetched.commit != entry.commit and not params.check:
+                skills[name] = _moved(entry, fetched.commit, entry.digest)
+            shutil.rmtree(staged.path, ignore_errors=True)
+            continue
+        before = _current_files(target, name, entry)
+        changes = compare_files(before or {}, staged.files)
+        is_git = source.kind == "git"
+        update_info = SkillUpdate(
+            name=name,
+            from_=(entry.commit or entry.digest) if is_git else entry.digest,
+            to=(fetched.commit or staged.digest) if is_git else staged.digest,
+            files=_wire_changes(changes),
+        )
+        updates.append(update_info)
+        if params.check:
+            update_info.skipped = "check"
+            continue
+        local = _status(target, name, entry)
+        if local.status == "modified" and not params.force:
+            shown = ", ".join(local.files) or "files unknown"
+            update_info.skipped = f"modified locally ({shown}); force overwrites"
+            continue
+        danger = [f for f in staged.findings if f.severity == "danger"]
+        if danger and not params.force:
+            update_info.skipped = f"the scan found {len(danger)} danger findings; force installs"
+            findings.extend(_wire(danger, name))
+            continue
+        _place(txn, target, staged, entry.agents, entry.mode, owned=entry, force=params.force)
+        skills[name] = _moved(entry, fetched.commit, staged.digest)
+        staged_all.append(staged)
+        update_info.applied = True
+        findings.extend(_wire(staged.findings, name))
+    new_lock = LockFile(skills=dict(sorted(skills.items())))
+    if not params.check and (staged_all or new_lock != lock):
+        txn.commit(encode_lock(new_lock), ctx.env)
+        for staged in staged_all:
+            save_manifest(target, staged.digest, staged.files)
+    else:
+        txn.abandon()
+    return UpdateResult(updates=updates, findings=findings, lock=target.lock_path)
+
+
+def _moved(entry: LockEntry, commit: str | None, digest: str) -> LockEntry:
+    return LockEntry(
+        source=entry.source,
+        source_type=entry.source_type,
+        digest=digest,
+        agents=entry.agents,
+        mode=entry.mode,
+        installed_at=_now(),
+        ref=entry.ref,
+        commit=commit,
+        path=entry.path,
+    )
+
+
+# -- remove -------------------------------------------------------------------------------------
+
+
+def remove(params: RemoveParams, ctx: InstallContext) -> RemoveResult:
+    """``skills.remove``: the skill, the links and copies its install made, its lock entry."""
+    target = _target(ctx, params.scope)
+    with install_lock(target):
+        lock = _prepare(target)
+        entry = lock.skills.get(params.name)
+        if entry is None:
+            raise _not_installed(params.name, lock)
+        canonical = target.canonical(params.name)
+        txn = Transaction(target)
+        removed: list[str] = []
+        try:
+            for link in agent_paths(target, params.name, entry.agents):
+                if os.path.lexists(link) and _owned_link(link, canonical, entry.digest):
+                    txn.put(link, None)
+                    removed.append(link)
+            if os.path.lexists(canonical):
+                txn.put(canonical, None)
+                removed.insert(0, canonical)
+            skills = {n: e for n, e in lock.skills.items() if n != params.name}
+            txn.commit(encode_lock(LockFile(skills=skills)), ctx.env)
+        except BaseException:
+            txn.abandon()
+            raise
+    return RemoveResult(removed=removed, lock=target.lock_path)
+
+
+# -- restore ------------------------------------------------------------------------------------
+
+
+def restore(params: RestoreParams, ctx: InstallContext) -> RestoreResult:
+    """``skills.restore``: every locked skill as locked (at its commit, with its digest), or
+    nothing: a digest that differs refuses the whole restore, naming the files."""
+    target = _target(ctx, params.scope)
+    with install_lock(target):
+        lock = _prepare(target)
+        workdir = tempfile.mkdtemp(prefix="skillsd-restore-")
+        txn = Transaction(target)
+        try:
+            result = _restore(params, ctx, target, lock, workdir, txn)
+        except BaseException:
+            txn.abandon()
+            raise
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return result
+
+
+def _restore(
+    params: RestoreParams,
+    ctx: InstallContext,
+    target: InstallTarget,
+    lock: LockFile,
+    workdir: str,
+    txn: Transaction,
+) -> RestoreResult:
+    restored: list[InstalledSkill] = []
+    unchanged: list[str] = []
+    findings: list[ScanFinding] = []
+    staged_all: list[_Staged] = []
+    fetched_by_source: dict[tuple[str, str | None], _Fetched] = {}
+    for index, (name, entry) in enumerate(sorted(lock.skills.items())):
+        state = _status(target, name, entry)
+        if state.status == "ok":
+            unchanged.append(name)
+            continue
+        if state.status == "links-broken":
+            links = _relink(txn, target, name, entry)
+            restored.append(_installed_skill(target, name, entry, links))
+            continue
+        if state.status == "modified" and not params.force:
+            shown = ", ".join(state.files) or "files unknown"
+            raise SkillsdError(
+                f"{name}: modified locally ({shown}); force replaces it with the locked version",
+                DigestMismatchData(skill=name, expected=entry.digest, files=state.files),
+            )
+        source = _entry_source(entry, target, name)
+        revision = entry.commit or entry.ref
+        key = (entry.source, revision)
+        fetched = fetched_by_source.get(key)
+        if fetched is None:
+            fetched = _fetch(source, revision, ctx, os.path.join(workdir, str(index)))
+            fetched_by_source[key] = fetched
+        src = _skill_dir(fetched.tree, entry, name)
+        staged = _stage(txn, target, name, src, ctx, force=params.force)
+        if staged.digest != entry.digest:
+            before = _current_files(target, name, entry)
+            files = compare_files(before, staged.files).names() if before is not None else []
+            shown = ", ".join(files) if files else "files unknown on this machine"
+            raise SkillsdError(
+                f"{name}: the source no longer has the locked digest ({shown}); "
+                f"expected {entry.digest}, found {staged.digest}",
+                DigestMismatchData(
+                    skill=name, expected=entry.digest, actual=staged.digest, files=files
+                ),
+            )
+        links = _place(txn, target, staged, entry.agents, entry.mode, owned=entry, force=True)
+        staged_all.append(staged)
+        restored.append(_installed_skill(target, name, entry, links))
+        findings.extend(_wire(staged.findings, name))
+    if restored:
+        pause_point("staged", ctx.env)
+        txn.commit(encode_lock(lock), ctx.env)
+        for staged in staged_all:
+            save_manifest(target, staged.digest, staged.files)
+    else:
+        txn.abandon()
+    return RestoreResult(
+        restored=restored, unchanged=unchanged, findings=findings, lock=target.lock_path
+    )
+
+
+def _relink(txn: Transaction, target: InstallTarget, name: str, entry: LockEntry) -> list[str]:
+    """Plan the agents' links (or copies) of an intact canonical folder again."""
+    canonical = target.canonical(name)
+    links = agent_paths(target, name, entry.agents)
+    for link in links:
+        if _owned_link(link, canonical, entry.digest):
+            continue
+        new = txn.new_path(link, "link")
+        try:
+            if entry.mode != "link":
+                raise OSError("copy")
+            os.symlink(os.path.relpath(canonical, os.path.dirname(link)), new)
+        except OSError:
+            shutil.copytree(canonical, new, symlinks=False)
+        txn.put(link, new)
+    return links
+
+
+# -- scan ---------------------------------------------------------------------------------------
+
+
+def scan_path(path: str) -> ScanResult:
+    """``skills.scan {path}``: a skill folder, or every skill found in a tree."""
+    if not os.path.isdir(path):
+        raise SkillsdError(f"path: {path} is not a folder", InvalidParamsData(field="path"))
+    if os.path.isfile(os.path.join(path, SKILL_FILE)):
+        skills = [(os.path.basename(os.path.abspath(path)), path)]
+    else:
+        found = find_skills(path, default_name=os.path.basename(os.path.abspath(path)))
+        skills = [(s.name, os.path.join(path, s.rel)) for s in found]
+        if not skills:
+            raise SkillsdError(
+                f"path: no {SKILL_FILE} found in {path}", InvalidParamsData(field="path")
+            )
+    findings: list[ScanFinding] = []
+    for name, folder in skills:
+        findings.extend(_wire(scan_skill(folder), name))
+    return ScanResult(findings=findings)

@@ -1,0 +1,106 @@
+"""The use cases of installing skills (``skills.install``, ``installed``, ``update``,
+``remove``, ``restore``, ``scan``) for every face.
+
+Each runs its blocking work (the ``git`` program, downloads, copies, digests) in a thread of
+its own with ``asyncio.to_thread``, not through the file-op runner: a clone may rightly take
+longer than a file read's time limit. Progress lines (clone, copy) go to the caller's
+``$/progress``. The cwd is the param's, else the daemon's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from skillsd import operations as ops
+from skillsd.installing import (
+    InstallContext,
+    install,
+    installed,
+    remove,
+    restore,
+    scan_path,
+    update,
+)
+from skillsd.runtime.requests import Caller, _view
+from skillsd.runtime.services import Services
+from skillsd_protocol.install import (
+    InstalledParams,
+    InstalledResult,
+    InstallParams,
+    InstallResult,
+    RemoveParams,
+    RemoveResult,
+    RestoreParams,
+    RestoreResult,
+    ScanParams,
+    ScanResult,
+    UpdateParams,
+    UpdateResult,
+)
+
+__all__ = [
+    "install_skills",
+    "installed_skills",
+    "remove_skill",
+    "restore_skills",
+    "scan_skills",
+    "update_skills",
+]
+
+_NOBODY = Caller()
+
+
+def _context(svc: Services, cwd: str | None, caller: Caller) -> InstallContext:
+    progress = caller.progress
+
+    def say(line: str) -> None:
+        if progress is not None:
+            progress(line, None)
+
+    return InstallContext(cwd=svc.request_cwd(cwd, None), env=svc.env, home=svc.home, progress=say)
+
+
+async def install_skills(
+    svc: Services, params: InstallParams, caller: Caller = _NOBODY
+) -> InstallResult:
+    """``skills.install``."""
+    return await asyncio.to_thread(install, params, _context(svc, params.cwd, caller))
+
+
+async def installed_skills(
+    svc: Services, params: InstalledParams, caller: Caller = _NOBODY
+) -> InstalledResult:
+    """``skills.installed``."""
+    return await asyncio.to_thread(installed, params, _context(svc, params.cwd, caller))
+
+
+async def update_skills(
+    svc: Services, params: UpdateParams, caller: Caller = _NOBODY
+) -> UpdateResult:
+    """``skills.update``."""
+    return await asyncio.to_thread(update, params, _context(svc, params.cwd, caller))
+
+
+async def remove_skill(
+    svc: Services, params: RemoveParams, caller: Caller = _NOBODY
+) -> RemoveResult:
+    """``skills.remove``."""
+    return await asyncio.to_thread(remove, params, _context(svc, params.cwd, caller))
+
+
+async def restore_skills(
+    svc: Services, params: RestoreParams, caller: Caller = _NOBODY
+) -> RestoreResult:
+    """``skills.restore``."""
+    return await asyncio.to_thread(restore, params, _context(svc, params.cwd, caller))
+
+
+async def scan_skills(svc: Services, params: ScanParams, caller: Caller = _NOBODY) -> ScanResult:
+    """``skills.scan``: ``path`` (a folder, taken from the cwd) or a catalog skill."""
+    if params.path is not None and params.id is None and params.name is None:
+        folder = os.path.join(svc.request_cwd(params.cwd, None), params.path)
+        return await asyncio.to_thread(scan_path, folder)
+    view = await _view(svc, caller, params.cwd, None)
+    skill = ops.resolve(view.seen.catalog, params, include_disabled=True)
+    return await asyncio.to_thread(scan_path, skill.dir)
