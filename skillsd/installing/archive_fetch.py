@@ -127,6 +127,8 @@ def _extract_tar(path: str, dest: str, budget: _Budget, max_bytes: int) -> None:
     with tarfile.open(path, "r:*") as archive:
         for member in archive:
             budget.entry()
+            # The data filter would quietly make an absolute name relative: refuse it instead.
+            _inside(dest, member.name)
             try:
                 safe = tarfile.data_filter(member, dest)
             except tarfile.FilterError as exc:

@@ -491,7 +491,15 @@ def _install_chosen(
     staged_all: list[tuple[_Staged, list[str], LockEntry]] = []
     findings: list[ScanFinding] = []
     skills = dict(lock.skills)
+    source_text = _lock_source_text(source, target)
     for skill in chosen:
+        owned = lock.skills.get(skill.name)
+        if owned is not None and owned.source != source_text and not params.force:
+            raise SkillsdError(
+                f"{skill.name} is installed from {owned.source}; force replaces it with the "
+                f"one from {source_text}",
+                AlreadyExistsData(skill=skill.name, path=target.canonical(skill.name)),
+            )
         src = os.path.normpath(os.path.join(fetched.tree, skill.rel))
         staged = _stage(txn, target, skill.name, src, ctx, force=params.force)
         links = _place(
@@ -500,11 +508,11 @@ def _install_chosen(
             staged,
             agents,
             params.mode,
-            owned=lock.skills.get(skill.name),
+            owned=owned,
             force=params.force,
         )
         entry = LockEntry(
-            source=_lock_source_text(source, target),
+            source=source_text,
             source_type=source.kind,
             digest=staged.digest,
             agents=agents,
@@ -581,9 +589,11 @@ def _status(target: InstallTarget, name: str, entry: LockEntry) -> LockedSkill:
 def installed(params: InstalledParams, ctx: InstallContext) -> InstalledResult:
     """``skills.installed``: every locked skill with its state on disk."""
     target = _target(ctx, params.scope)
-    if os.path.exists(target.journal_path):
-        with install_lock(target):
-            recover(target)
+    if os.path.exists(target.lock_path) or os.path.exists(target.journal_path):
+        # Tidy what a killed install left, unless an install is running right now.
+        with install_lock(target, wait=False) as held:
+            if held:
+                _prepare(target)
     lock = read_lock(target)
     return InstalledResult(
         skills=[_status(target, name, entry) for name, entry in sorted(lock.skills.items())],

@@ -107,13 +107,18 @@ def target_for(scope: Scope, *, repo_root: str, home: str, env: Mapping[str, str
 
 
 @contextlib.contextmanager
-def install_lock(target: InstallTarget) -> Iterator[None]:
-    """Hold the install lock of ``target`` (blocking until another install ends)."""
+def install_lock(target: InstallTarget, *, wait: bool = True) -> Iterator[bool]:
+    """Hold the install lock of ``target``, waiting until another install ends; with
+    ``wait=False``, yield False at once instead when another process holds it."""
     os.makedirs(target.lock_dir, exist_ok=True)
     fd = os.open(target.guard_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
     finally:
         os.close(fd)  # closing releases the lock
 
