@@ -253,9 +253,9 @@ class AlreadyExistsData(ErrorData, tag="already_exists", kw_only=True):
 
 
 class InstallFailedData(ErrorData, tag="install_failed", kw_only=True):
-    """An install, update or restore stopped at ``step`` (``resolve``, ``fetch``, ``limits``,
-    ``validate``, ``scan``, ``place``, ``lock``); nothing was changed. ``findings`` holds the
-    scan's danger findings when the scan refused; ``diagnostics`` the validation errors."""
+    """An install, update, remove or restore stopped at ``step`` (``resolve``, ``fetch``,
+    ``scan``, ``limits``, ``place``, ``lock``); nothing was changed. ``findings`` holds the
+    scan's danger findings when the scan refused."""
 
     step: str | None = None
     skill: str | None = None

@@ -10,12 +10,14 @@ lock, so two installs into one lock run one after the other. See ``docs/install-
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TypeVar
 
 import msgspec
 
@@ -99,6 +101,9 @@ __all__ = [
 ]
 
 
+_R = TypeVar("_R")
+
+
 @dataclass(frozen=True)
 class InstallContext:
     """What an operation runs with: the caller's cwd, environment and home, where progress
@@ -114,6 +119,21 @@ class InstallContext:
     def say(self, line: str) -> None:
         if self.progress is not None:
             self.progress(line)
+
+
+def _reporting_file_errors(fn: Callable[..., _R]) -> Callable[..., _R]:
+    """A file system error while staging or placing (permissions, a full disk) becomes
+    ``install_failed`` at step ``place``, naming the file; nothing was changed by then."""
+
+    @functools.wraps(fn)
+    def run(*args: object, **kwargs: object) -> _R:
+        try:
+            return fn(*args, **kwargs)
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise _failed("place", f"{where}{exc.strerror or exc}") from None
+
+    return run
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -441,6 +461,7 @@ def _installed_skill(
     )
 
 
+@_reporting_file_errors
 def install(params: InstallParams, ctx: InstallContext) -> InstallResult:
     """``skills.install``: fetch, check and place the skills of a source, and lock them."""
     source = _parse(params.source, ctx.cwd, ctx.home)
@@ -457,9 +478,8 @@ def install(params: InstallParams, ctx: InstallContext) -> InstallResult:
             try:
                 found = find_skills(fetched.tree, path=path, default_name=source.default_name)
                 if not found:
-                    raise SourceError(
-                        f"no {SKILL_FILE} found in {source.text}" + (f" at {path}" if path else "")
-                    )
+                    at = f" at {path}" if path else ""
+                    raise SourceError(f"no {SKILL_FILE} found in {source.text}{at}")
                 chosen = select_skills(found, params.names)
             except SourceError as exc:
                 raise _failed("resolve", exc.message, source=source.text) from None
@@ -586,6 +606,7 @@ def _status(target: InstallTarget, name: str, entry: LockEntry) -> LockedSkill:
     )
 
 
+@_reporting_file_errors
 def installed(params: InstalledParams, ctx: InstallContext) -> InstalledResult:
     """``skills.installed``: every locked skill with its state on disk."""
     target = _target(ctx, params.scope)
@@ -634,6 +655,7 @@ def _current_files(target: InstallTarget, name: str, entry: LockEntry) -> dict[s
     return on_disk if digest_of_files(on_disk) == entry.digest else None
 
 
+@_reporting_file_errors
 def update(params: UpdateParams, ctx: InstallContext) -> UpdateResult:
     """``skills.update``: re-resolve each locked skill's source; apply unless ``check``."""
     target = _target(ctx, params.scope)
@@ -743,6 +765,7 @@ def _moved(entry: LockEntry, commit: str | None, digest: str) -> LockEntry:
 # -- remove -------------------------------------------------------------------------------------
 
 
+@_reporting_file_errors
 def remove(params: RemoveParams, ctx: InstallContext) -> RemoveResult:
     """``skills.remove``: the skill, the links and copies its install made, its lock entry."""
     target = _target(ctx, params.scope)
@@ -773,6 +796,7 @@ def remove(params: RemoveParams, ctx: InstallContext) -> RemoveResult:
 # -- restore ------------------------------------------------------------------------------------
 
 
+@_reporting_file_errors
 def restore(params: RestoreParams, ctx: InstallContext) -> RestoreResult:
     """``skills.restore``: every locked skill as locked (at its commit, with its digest), or
     nothing: a digest that differs refuses the whole restore, naming the files."""

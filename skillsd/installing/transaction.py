@@ -136,20 +136,27 @@ class Transaction:
         )
         atomic_write(self.target.journal_path, msgspec.json.encode(journal))
         pause_point("journaled", env)
-        for index, move in enumerate(self.moves):
-            if move.backup is not None and os.path.lexists(move.dest):
-                os.rename(move.dest, move.backup)
-            if move.new is not None:
-                os.rename(move.new, move.dest)
-            _fsync_dir(os.path.dirname(move.dest))
-            if index == 0:
-                pause_point("placing", env)
-        pause_point("placed", env)
-        if journal.lock_sha256 == journal.old_lock_sha256:
-            journal.committed = True
-            atomic_write(self.target.journal_path, msgspec.json.encode(journal))
-        else:
-            atomic_write(self.target.lock_path, lock_bytes)
+        try:
+            for index, move in enumerate(self.moves):
+                if move.backup is not None and os.path.lexists(move.dest):
+                    os.rename(move.dest, move.backup)
+                if move.new is not None:
+                    os.rename(move.new, move.dest)
+                _fsync_dir(os.path.dirname(move.dest))
+                if index == 0:
+                    pause_point("placing", env)
+            pause_point("placed", env)
+            if journal.lock_sha256 == journal.old_lock_sha256:
+                journal.committed = True
+                atomic_write(self.target.journal_path, msgspec.json.encode(journal))
+            else:
+                atomic_write(self.target.lock_path, lock_bytes)
+        except OSError:
+            # A move or the lock's write failed (permissions, a full disk): put back what moved.
+            if not journal.committed:
+                _undo(journal)
+            _finish(self.target, journal)
+            raise
         pause_point("locked", env)
         _finish(self.target, journal)
 

@@ -133,3 +133,35 @@ def test_two_concurrent_installs_into_one_lock(
     assert len(lock["skills"]) == 22
     listing = run_cli("installed", "--json", cwd=project, env=env)
     assert {s["status"] for s in json.loads(listing.stdout)["skills"]} == {"ok"}
+
+
+def test_a_failed_move_puts_everything_back(
+    monkeypatch: pytest.MonkeyPatch, project: Path, env: dict[str, str], origin: Origin
+) -> None:
+    from skillsd.core.errors import SkillsdError
+    from skillsd.installing import transaction
+
+    install(InstallParams(source=origin.url), context(project, env))
+    lock_before = (project / "skills-lock.json").read_bytes()
+    on_disk = _skills_on_disk(project)
+    alpha = (project / ".agents" / "skills" / "alpha" / "SKILL.md").read_text()
+    (origin.work / "skills" / "alpha" / "SKILL.md").write_text(skill_text("alpha", "Version 2."))
+    write_skill(origin.work / "skills" / "gamma")
+    origin.commit("v2")
+    real_rename = os.rename
+
+    def failing(src: str, dest: str) -> None:
+        if dest.endswith(os.path.join(".claude", "skills", "gamma")):
+            raise OSError(28, "No space left on device", dest)
+        real_rename(src, dest)
+
+    monkeypatch.setattr(transaction.os, "rename", failing)
+    with pytest.raises(SkillsdError) as caught:
+        install(InstallParams(source=origin.url), context(project, env))
+    assert caught.value.kind == "install_failed" and caught.value.data.step == "place"
+    assert "No space left on device" in caught.value.message
+    assert (project / "skills-lock.json").read_bytes() == lock_before
+    assert _skills_on_disk(project) == on_disk
+    assert (project / ".agents" / "skills" / "alpha" / "SKILL.md").read_text() == alpha
+    assert _staging_left(project) == []
+    assert not (project / ".skills-lock.json.journal").exists()

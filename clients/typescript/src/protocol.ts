@@ -351,9 +351,9 @@ export interface InspectTrust {
 }
 
 /**
- * An install, update or restore stopped at `step` (`resolve`, `fetch`, `limits`,
- * `validate`, `scan`, `place`, `lock`); nothing was changed. `findings` holds the
- * scan's danger findings when the scan refused; `diagnostics` the validation errors.
+ * An install, update, remove or restore stopped at `step` (`resolve`, `fetch`,
+ * `scan`, `limits`, `place`, `lock`); nothing was changed. `findings` holds the
+ * scan's danger findings when the scan refused.
  */
 export interface InstallFailedData {
   /** @default [] */
