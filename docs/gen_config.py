@@ -122,6 +122,16 @@ KEYS: dict[str, tuple[str, str]] = {
         "refused with `too_large` before it is built. Read from the user's file only.",
         "33554432",
     ),
+    "limits.maxInstallFiles": (
+        "Files one installed skill may hold; an install past it is refused with `too_large` "
+        "(docs/install-skills.md). Read from the user's file only.",
+        "5000",
+    ),
+    "limits.maxInstallBytes": (
+        "Bytes one installed skill may hold (default 50 MiB); an install past it is refused "
+        "with `too_large`. Read from the user's file only.",
+        "104857600",
+    ),
     "trust.roots": (
         "Repository roots trusted by configuration: paths or globs (`*` spans `/`), `~` is "
         "the home directory. A decision made with `skillsd trust` or `trust.set` comes first. "

@@ -107,14 +107,27 @@ _R = TypeVar("_R")
 @dataclass(frozen=True)
 class InstallContext:
     """What an operation runs with: the caller's cwd, environment and home, where progress
-    lines go, and the per-skill limits."""
+    lines go, and the per-skill limits (None: the user config's ``limits.maxInstallFiles`` and
+    ``limits.maxInstallBytes``)."""
 
     cwd: str
     env: Mapping[str, str]
     home: str
     progress: Callable[[str], None] | None = None
-    max_files: int = limits.INSTALL_MAX_FILES
-    max_bytes: int = limits.INSTALL_MAX_BYTES
+    max_files: int | None = None
+    max_bytes: int | None = None
+
+    def limits(self) -> tuple[int, int]:
+        """The per-skill file and byte limits in effect."""
+        if self.max_files is not None and self.max_bytes is not None:
+            return self.max_files, self.max_bytes
+        try:
+            config = ConfigSource(self.env).for_cwd(self.cwd)[0]
+            files, size = config.limits.max_install_files, config.limits.max_install_bytes
+        except SkillsdError:
+            # A broken config file is reported by the commands that use it; keep the defaults.
+            files, size = limits.INSTALL_MAX_FILES, limits.INSTALL_MAX_BYTES
+        return self.max_files or files, self.max_bytes or size
 
     def say(self, line: str) -> None:
         if self.progress is not None:
@@ -316,7 +329,8 @@ def _stage(
     dest = target.canonical(name)
     staged = txn.new_path(dest)
     ctx.say(f"copying {name}")
-    copy_skill(src, staged, max_files=ctx.max_files, max_bytes=ctx.max_bytes)
+    max_files, max_bytes = ctx.limits()
+    copy_skill(src, staged, max_files=max_files, max_bytes=max_bytes)
     skill_file = os.path.join(staged, SKILL_FILE)
     parsed = read_skill_file(skill_file, mode="lenient", dir_name=name)
     errors = [d for d in parsed.diagnostics if d.severity == "error"]
@@ -343,7 +357,7 @@ def _stage(
             findings=_wire(danger, name),
         )
     try:
-        files = file_digests(staged, max_files=ctx.max_files, max_bytes=ctx.max_bytes)
+        files = file_digests(staged, max_files=max_files, max_bytes=max_bytes)
     except TreeTooLarge as exc:
         raise _failed("limits", str(exc), skill=name) from None
     return _Staged(name, staged, files, digest_of_files(files), findings)

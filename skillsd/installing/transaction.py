@@ -94,12 +94,13 @@ class Transaction:
         self.target = target
         self.moves: list[Move] = []
         self._staging: dict[str, str] = {}
+        self._created: list[str] = []
         self._token = secrets.token_hex(4)
 
     def staging_for(self, dest: str) -> str:
         """A staging folder on the filesystem of ``dest`` (created on first use)."""
         folder = os.path.dirname(dest)
-        os.makedirs(folder, exist_ok=True)
+        self._make_dirs(folder)
         parent = os.path.dirname(os.path.realpath(folder))
         # Beside the destination's folder (outside every skills root the agents scan), unless
         # that is another filesystem: then inside it, under a hidden name.
@@ -111,6 +112,17 @@ class Transaction:
             os.makedirs(staging, exist_ok=True)
             self._staging[parent] = staging
         return staging
+
+    def _make_dirs(self, folder: str) -> None:
+        """``makedirs``, remembering which folders it created (an abandoned change removes
+        them again when they are still empty)."""
+        missing: list[str] = []
+        current = folder
+        while not os.path.lexists(current):
+            missing.append(current)
+            current = os.path.dirname(current)
+        os.makedirs(folder, exist_ok=True)
+        self._created.extend(missing)
 
     def new_path(self, dest: str, label: str = "new") -> str:
         """A fresh path in the staging folder of ``dest`` to build the new content in."""
@@ -161,9 +173,13 @@ class Transaction:
         _finish(self.target, journal)
 
     def abandon(self) -> None:
-        """Drop the staging folders of a change that was never committed."""
+        """Drop the staging folders of a change that was never committed, and the folders
+        made for it that are still empty."""
         for staging in self._staging.values():
             shutil.rmtree(staging, ignore_errors=True)
+        for folder in self._created:  # deepest first
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
 
 
 def _finish(target: InstallTarget, journal: Journal) -> None:
