@@ -23,6 +23,18 @@ import {
   type ErrorDataByKind,
   type InitializeParams,
   type InitializeResult,
+  type InstallParams,
+  type InstallResult,
+  type InstalledParams,
+  type InstalledResult,
+  type RemoveParams,
+  type RemoveResult,
+  type RestoreParams,
+  type RestoreResult,
+  type ScanParams,
+  type ScanResult,
+  type UpdateParams,
+  type UpdateResult,
   type InspectParams,
   type InspectResult,
   type ListParams,
@@ -569,6 +581,32 @@ export class SkillsdClient extends EventEmitter<SkillsdClientEvents> implements 
 
   getAgent(params: AgentsGetParams, options?: RequestOptions): Promise<AgentsGetResult> {
     return this.request("agents.get", params, options);
+  }
+
+  // -- installing skills (docs/install-skills.md) ------------------------------------------
+
+  install(params: InstallParams, options?: RequestOptions): Promise<InstallResult> {
+    return this.request("skills.install", params, options);
+  }
+
+  installed(params?: InstalledParams, options?: RequestOptions): Promise<InstalledResult> {
+    return this.request("skills.installed", params ?? {}, options);
+  }
+
+  update(params?: UpdateParams, options?: RequestOptions): Promise<UpdateResult> {
+    return this.request("skills.update", params ?? {}, options);
+  }
+
+  remove(params: RemoveParams, options?: RequestOptions): Promise<RemoveResult> {
+    return this.request("skills.remove", params, options);
+  }
+
+  restore(params?: RestoreParams, options?: RequestOptions): Promise<RestoreResult> {
+    return this.request("skills.restore", params ?? {}, options);
+  }
+
+  scan(params: ScanParams, options?: RequestOptions): Promise<ScanResult> {
+    return this.request("skills.scan", params, options);
   }
 
   // -- ending ---------------------------------------------------------------------------
