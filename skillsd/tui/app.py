@@ -30,6 +30,7 @@ from skillsd.core.display_text import escape_controls
 from skillsd.tui.command_palette import CommandPalette
 from skillsd.tui.detail import SkillDetail, fetch_detail
 from skillsd.tui.dialogs import Choice, ChoiceDialog, FileDialog
+from skillsd.tui.installed import InstalledScreen
 from skillsd.tui.panes import DetailPane, ErrorsPane, SkillList, display_path
 from skillsd_client import AsyncClient, ClientError, Notification
 from skillsd_protocol import Scope, SkillMetadata
@@ -102,6 +103,7 @@ class SkillsApp(App[None]):
         Binding("a", "approve", "Approve"),
         Binding("t", "trust", "Trust"),
         Binding("e", "errors", "Errors"),
+        Binding("i", "installed", "Installed"),
         Binding("r", "reload", "Reload"),
         Binding("q", "quit", "Quit"),
         Binding("escape", "leave", "Back", show=False),
@@ -431,6 +433,11 @@ class SkillsApp(App[None]):
 
     def action_commands(self) -> None:
         self.open_commands()
+
+    def action_installed(self) -> None:
+        """The skills the cwd's lock file installed, with update and remove."""
+        if self.client is not None:
+            self.push_screen(InstalledScreen(self.client, self.cwd))
 
     def action_focus_search(self) -> None:
         self.query_one(TabbedContent).active = "skills-tab"
