@@ -1,10 +1,11 @@
 """The digest of a skill folder: what the lock file records and what any tool can recompute.
 
-One line per regular file of the skill (``.git`` excluded, symlinks and other non-regular
-entries left out), sorted by the bytes of the path: the path relative to the skill folder
-(POSIX ``/``, its UTF-8 bytes; a name that is not UTF-8 keeps its raw bytes), one NUL byte, the
-file's lowercase hex SHA-256, ``\\n``. The digest is ``"sha256:"`` + the lowercase hex SHA-256 of
-those lines. ``docs/install-skills.md`` shows a ten-line shell equivalent.
+One line per regular file of the skill (anything named ``.git``, at any depth, excluded;
+symlinks and other non-regular entries left out), sorted by the bytes of the path: the path
+relative to the skill folder (POSIX ``/``, its UTF-8 bytes; a name that is not UTF-8 keeps its
+raw bytes), one NUL byte, the file's lowercase hex SHA-256, ``\\n``. The digest is
+``"sha256:"`` + the lowercase hex SHA-256 of those lines. ``docs/install-skills.md`` shows a
+shell equivalent.
 
 The per-file digests are kept too: they name the files that differ when a skill was edited.
 """

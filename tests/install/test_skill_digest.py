@@ -21,7 +21,7 @@ from skillsd.core.skill_digest import (
 
 #: The digest as docs/install-skills.md shows it for any POSIX shell.
 SHELL_DIGEST = r"""
-cd "$1" && find . -type f ! -path './.git/*' ! -path './.git' -print0 | LC_ALL=C sort -z |
+cd "$1" && find . -name .git -prune -o -type f -print0 | LC_ALL=C sort -z |
 while IFS= read -r -d '' f; do
   printf '%s\0%s\n' "${f#./}" "$(sha256sum < "$f" | cut -c1-64)"
 done | sha256sum | cut -c1-64
@@ -36,6 +36,9 @@ def _tree(root: Path) -> Path:
     (root / "a b.txt").write_bytes(b"\x00\x01binary")
     (root / ".git").mkdir()
     (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (root / "scripts" / "vendored").mkdir()
+    (root / "scripts" / "vendored" / ".git").write_text("gitdir: ../../.git/modules/v\n")
+    (root / "scripts" / "vendored" / "tool.py").write_text("print(1)\n")
     (root / "link.md").symlink_to("SKILL.md")
     return root
 
