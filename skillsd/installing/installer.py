@@ -700,19 +700,25 @@ def _update(
     findings: list[ScanFinding] = []
     skills = dict(lock.skills)
     fetched_by_source: dict[tuple[str, str | None], _Fetched] = {}
+    # One ls-remote per source and ref, however many of its skills are locked.
+    remote_by_source: dict[tuple[str, str | None], str | None] = {}
     staged_all: list[_Staged] = []
     for index, name in enumerate(names):
         entry = lock.skills[name]
         source = _entry_source(entry, target, name)
+        key = (entry.source, entry.ref)
         if source.kind == "git":
-            try:
-                ctx.say(f"checking {entry.source}")
-                now = remote_commit(source.location, entry.ref, env=ctx.env)
-            except GitError as exc:
-                raise _failed("fetch", f"{name}: {exc}", skill=name, source=entry.source) from None
+            if key not in remote_by_source:
+                try:
+                    ctx.say(f"checking {entry.source}")
+                    remote_by_source[key] = remote_commit(source.location, entry.ref, env=ctx.env)
+                except GitError as exc:
+                    raise _failed(
+                        "fetch", f"{name}: {exc}", skill=name, source=entry.source
+                    ) from None
+            now = remote_by_source[key]
             if now is not None and now == entry.commit:
                 continue
-        key = (entry.source, entry.ref)
         fetched = fetched_by_source.get(key)
         if fetched is None:
             fetched = _fetch(source, entry.ref, ctx, os.path.join(workdir, str(index)))
