@@ -82,7 +82,9 @@ def _defer_skill_methods(router: Router) -> None:
             loaded.set_exception(exc)
 
     async def stand_in(method: str, params: Any, ctx: RequestContext) -> Any:
-        real = await asyncio.wrap_future(loaded)
+        # Shielded: a request cancelled while the methods load (its client went away) must not
+        # cancel the one load every later request waits for.
+        real = await asyncio.shield(asyncio.wrap_future(loaded))
         router.adopt(real)  # later requests go straight to the real handlers
         handler = real.get(method)
         assert handler is not None, method
