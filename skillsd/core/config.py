@@ -90,9 +90,7 @@ class LimitsConfig(_Table, frozen=True):
     max_reply_bytes: Annotated[int, msgspec.Meta(ge=4096, le=1 << 30)] = limits.MAX_REPLY_BYTES
     #: Files and bytes one installed skill may hold (``skillsd add``, ``skills.install``).
     max_install_files: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = limits.INSTALL_MAX_FILES
-    max_install_bytes: Annotated[int, msgspec.Meta(ge=1024, le=1 << 34)] = (
-        limits.INSTALL_MAX_BYTES
-    )
+    max_install_bytes: Annotated[int, msgspec.Meta(ge=1024, le=1 << 34)] = limits.INSTALL_MAX_BYTES
 
 
 class Config(_Table, frozen=True):
