@@ -239,20 +239,27 @@ def test_sigkill_then_restart_recovers_the_socket_and_keeps_the_state(base: Path
                 assert disabled == set(on_disk.disabled)
                 assert not [d for d in listed["diagnostics"] if d["code"] == "state.unreadable"]
             stop = threading.Event()
+            wrote = threading.Event()
 
             def toggle(
-                client: h.SocketClient = client, cwd: str = cwd, stop: threading.Event = stop
+                client: h.SocketClient = client,
+                cwd: str = cwd,
+                stop: threading.Event = stop,
+                wrote: threading.Event = wrote,
             ) -> None:
                 n = 0
                 with contextlib.suppress(OSError, EOFError, TimeoutError):
                     while not stop.is_set():
                         params = {"cwd": cwd, "name": names[n % 2], "enabled": n % 3 == 0}
                         client.call(n, "skills.setEnabled", params)
+                        wrote.set()
                         n += 1
 
             writer = threading.Thread(target=toggle, daemon=True)
             writer.start()
-            time.sleep(0.3 + 0.2 * round_)
+            # Killed while writes go on, after at least one landed (start-up time varies).
+            assert wrote.wait(h.TIMEOUT)
+            time.sleep(0.1 + 0.2 * round_)
             daemon.send_signal(signal.SIGKILL)  # no cleanup at all
             daemon.wait(h.TIMEOUT)
             stop.set()
