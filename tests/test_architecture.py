@@ -117,3 +117,42 @@ def test_the_mcp_bridge_and_the_daemon_share_the_runtime() -> None:
     for face in ("daemon", "mcp_bridge"):
         imported = {n for p in _modules(face) for n in _imports(p)}
         assert any(n.startswith("skillsd.runtime") for n in imported), face
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Each skillsd module -> the skillsd modules it imports (type-only imports included)."""
+    modules: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(("skillsd", *path.relative_to(PACKAGE).with_suffix("").parts))
+        name = name.removesuffix(".__init__")
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+        modules[name] = found
+    return {m: {d for d in deps if d in modules and d != m} for m, deps in modules.items()}
+
+
+def test_no_import_cycles() -> None:
+    graph = _module_graph()
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        path.append(module)
+        for dep in sorted(graph[module]):
+            if state.get(dep) == 1:
+                cycles.append([*path[path.index(dep) :], dep])
+            elif dep not in state:
+                visit(dep, path)
+        path.pop()
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [])
+    assert not cycles, [" -> ".join(c) for c in cycles]

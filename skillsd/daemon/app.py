@@ -20,7 +20,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from skillsd.daemon import lifecycle
-from skillsd.daemon.request_context import RequestContext
+from skillsd.daemon.endpoint import RequestContext
 from skillsd.daemon.router import Router
 from skillsd_protocol import METHODS
 

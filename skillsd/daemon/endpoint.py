@@ -4,7 +4,7 @@ rules are in docs/protocol.md).
 `Router` (`skillsd.daemon.router`) maps method names to handlers; `Connection` speaks JSON-RPC
 over a `Channel` (the transport's bytes: stdio pipes, a socket, or a list in a test); the error
 replies are `skillsd.daemon.rpc_errors`, the messages' encodings `skillsd.daemon.envelopes`, what a
-handler gets besides its params `skillsd.daemon.request_context`. A handler is
+handler gets besides its params `RequestContext`. A handler is
 
     def handler(params: ParamsStruct, ctx: RequestContext) -> ResultStruct        # inline/thread
     async def handler(params: ParamsStruct, ctx: RequestContext) -> ResultStruct  # async
@@ -41,7 +41,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillsdError
@@ -58,6 +58,7 @@ from skillsd.daemon.envelopes import (
     TOO_DEEP,
     Notification,
     Request,
+    RequestId,
     error_payload,
     explain_invalid,
     result_payload,
@@ -71,9 +72,9 @@ from skillsd.daemon.framing import (
     payload_size,
 )
 from skillsd.daemon.memory_budget import MemoryBudget
-from skillsd.daemon.request_context import RequestContext
 from skillsd.daemon.router import (
     CANCEL_METHOD,
+    PROGRESS_METHOD,
     Handler,
     HandlerMode,
     Router,
@@ -88,6 +89,7 @@ from skillsd.daemon.rpc_errors import (
 )
 from skillsd.runtime.file_ops import RequestCancelled
 from skillsd_protocol import KIND_CODES, ErrorCode
+from skillsd_protocol.messages import ProgressParams, ProgressValue
 
 __all__ = [
     "Channel",
@@ -99,6 +101,7 @@ __all__ = [
     "InvalidRequest",
     "MethodNotFound",
     "ParseError",
+    "RequestContext",
     "Router",
     "RpcError",
 ]
@@ -112,6 +115,53 @@ _SHUTTING_DOWN = "Invalid Request: the server is shutting down (only exit is acc
 
 
 # -- handlers ------------------------------------------------------------------------------
+
+
+# -- the connection ------------------------------------------------------------------------
+
+
+# -- per-request context -------------------------------------------------------------------
+
+
+class RequestContext:
+    """What a handler gets besides its params: its connection, progress and cancellation."""
+
+    __slots__ = ("_cancelled", "connection", "id", "method", "progress_token")
+
+    def __init__(
+        self,
+        connection: Connection,
+        id_: RequestId | UnsetType,
+        method: str,
+        progress_token: str | int | None,
+    ) -> None:
+        self.connection = connection
+        self.id = id_
+        self.method = method
+        self.progress_token = progress_token
+        self._cancelled = False
+
+    @property
+    def cancelled(self) -> bool:
+        """True once ``$/cancelRequest`` named this request (or the connection is closing)."""
+        return self._cancelled
+
+    def check_cancelled(self) -> None:
+        """Raise `RequestCancelled` if cancelled: a cheap poll for long thread handlers."""
+        if self._cancelled:
+            raise RequestCancelled("Request cancelled")
+
+    def progress(self, message: str, percentage: float | None = None) -> None:
+        """Send ``$/progress`` if the request asked for it (``_meta.progressToken``).
+
+        Safe to call from a ``"thread"`` handler's thread."""
+        token = self.progress_token
+        if token is None or self._cancelled:
+            return
+        params = ProgressParams(
+            token=token, value=ProgressValue(message=message, percentage=percentage)
+        )
+        self.connection.notify(PROGRESS_METHOD, params)
 
 
 # -- the connection ------------------------------------------------------------------------

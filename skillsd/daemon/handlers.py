@@ -13,8 +13,7 @@ import msgspec
 
 from skillsd import operations as ops
 from skillsd.core.model_tools import tool_definitions
-from skillsd.daemon.endpoint import Connection, Router
-from skillsd.daemon.request_context import RequestContext
+from skillsd.daemon.endpoint import Connection, RequestContext, Router
 from skillsd.daemon.router import Encoded
 from skillsd.runtime import install_requests as irq
 from skillsd.runtime import requests as rq

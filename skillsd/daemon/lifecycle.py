@@ -19,8 +19,7 @@ from functools import partial
 
 from skillsd import __version__
 from skillsd.core import limits
-from skillsd.daemon.endpoint import Connection, InvalidParams, Router
-from skillsd.daemon.request_context import RequestContext
+from skillsd.daemon.endpoint import Connection, InvalidParams, RequestContext, Router
 from skillsd_protocol import PROTOCOL_VERSION
 from skillsd_protocol.messages import (
     Empty,

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from skillsd.core import limits
 
-if TYPE_CHECKING:
-    from skillsd.daemon.endpoint import Connection
-
 log = logging.getLogger("skillsd.daemon")
+
+
+class Holder(Protocol):
+    """What holds memory for a peer (a connection): dropped by aborting it."""
+
+    label: str
+
+    def abort(self) -> None: ...
 
 
 #: ``SKILLSD_MEMORY_BUDGET_BYTES=N`` replaces `limits.MEMORY_BUDGET_BYTES`, read once at start
@@ -32,7 +37,7 @@ class MemoryBudget:
             raise ValueError(f"the memory budget must be positive, got {limit}")
         self.limit = limit
         self.total = 0
-        self._held: dict[Connection, int] = {}
+        self._held: dict[Holder, int] = {}
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> MemoryBudget:
@@ -46,7 +51,7 @@ class MemoryBudget:
             log.warning("ignoring %s=%r: not a positive integer", MEMORY_BUDGET_ENV, text)
             return cls()
 
-    def update(self, conn: Connection, nbytes: int) -> None:
+    def update(self, conn: Holder, nbytes: int) -> None:
         """Record that ``conn`` now holds ``nbytes``; drop connections while over the limit."""
         old = self._held.get(conn, 0)
         if nbytes == old:

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from skillsd.core.errors import SkillsdError
-from skillsd.daemon.request_context import RequestContext
+from skillsd.daemon.endpoint import RequestContext
 from skillsd.daemon.router import Router
 from skillsd_protocol import AnyErrorData
 from skillsd_protocol.messages import Empty, Params
