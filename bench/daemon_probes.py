@@ -182,7 +182,7 @@ def prepare_d_relist(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
 
 def prepare_d_delta(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
     """``skills.list {sinceGeneration}`` after one SKILL.md was saved and ``skills.changed``
-    came (SPEC 17): the answer must be a delta naming exactly the edited skill."""
+    came (docs/embedding.md): the answer must be a delta naming exactly the edited skill."""
     peer, listing = shared_skillsd(corpus, opts)
     skill = _valid_skill(listing, 0.45)
     editor = OneEdit(skill["path"])

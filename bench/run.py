@@ -1,4 +1,4 @@
-"""skillsd benchmark: proves (or disproves) the performance targets of SPEC 12 and the issue.
+"""skillsd benchmark: proves (or disproves) the performance targets in docs/benchmarks.md.
 
     python bench/run.py [--sizes 1000,10000] [--repeat 5] [--json OUT] [--profile]
 

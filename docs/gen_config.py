@@ -107,7 +107,8 @@ KEYS: dict[str, tuple[str, str]] = {
     ),
     "trust.default": (
         "Whether a repository you have not decided about is trusted: `untrusted` withholds its "
-        "skills' `allowed-tools` grants and its project file's `allow` rules (SPEC 15). Read "
+        "skills' `allowed-tools` grants and its project file's `allow` rules "
+        "(docs/permissions.md). Read "
         "from the user's file only.",
         '"untrusted"',
     ),

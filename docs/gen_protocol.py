@@ -130,7 +130,8 @@ SCRIPT: list[Step] = [
     Step(
         "skills.prompt",
         {"budget": {"tokens": 150}, "query": "fill in a PDF form", "includeLocation": False},
-        "A token budget chosen by relevance (SPEC 17): the PDF skill keeps its description, "
+        "A token budget chosen by relevance (docs/embedding.md): the PDF skill keeps its "
+        "description, "
         "`omitted` names the rest, and the text points the model to `skill_search`.",
     ),
     Step(
@@ -166,8 +167,8 @@ SCRIPT: list[Step] = [
     Step(
         "skills.list",
         {"sinceGeneration": 1, "scope": None},
-        "After `skills.changed`: only what changed since the generation the client has (SPEC "
-        "17); `errors` and `diagnostics` stay complete.",
+        "After `skills.changed`: only what changed since the generation the client has "
+        "(docs/embedding.md); `errors` and `diagnostics` stay complete.",
     ),
     Step("skills.scan", {"path": ".agents/skills/pdf-forms"}),
     Step("skills.installed", {}, "No lock file yet: nothing installed."),
@@ -282,7 +283,8 @@ def record() -> list[Exchange]:
         copy = tmp / "examples"
         shutil.copytree(EXAMPLES, copy, symlinks=True)
         project, home = copy / "project", copy / "home"
-        # A host that wants silent loads ships this (SPEC 7); the default asks the user.
+        # A host that wants silent loads ships this (docs/permissions.md); the default asks the
+        # user.
         (tmp / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
         daemon = _Daemon(project, _environment(tmp, project, home), tmp / "stderr.log")
         try:
@@ -479,7 +481,7 @@ def render(exchanges: list[Exchange]) -> str:
         "     with a real daemon: do not edit; run `python docs/gen_protocol.py`. -->",
         "",
         f"Protocol version **{PROTOCOL_VERSION}**. JSON-RPC 2.0, one JSON message per line",
-        "(or LSP `Content-Length` framing when the client starts with it); see SPEC sections 9-11.",
+        "(or LSP `Content-Length` framing when the client starts with it).",
         "Field names are camelCase on the wire; optional fields may be omitted, and the daemon",
         "omits a field whose value is its default. Every `cwd` defaults to the daemon's cwd.",
         "Machine-readable: `protocol/skillsd_protocol/schema.json` (`skillsd schema`).",

@@ -43,7 +43,7 @@ function show(text, limit = 400) {
 
 async function main() {
   const state = mkdtempSync(join(tmpdir(), "skillsd-client-demo-"));
-  // Loads ask the user by default (SPEC 7); this host, like most, allows them outright.
+  // Loads ask the user by default (docs/permissions.md); this host, like most, allows them outright.
   writeFileSync(join(state, "config.toml"), '[permissions]\nallow = ["skill_load"]\n');
   const client = SkillsdClient.spawn({ cwd: PROJECT, env: environment(state), defaultTimeoutMs: 30_000 });
   try {

@@ -87,7 +87,8 @@ def demo(client: Client) -> None:
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="skillsd-client-demo-") as tmp:
         state = Path(tmp)
-        # Loads ask the user by default (SPEC 7); this host, like most, allows them outright.
+        # Loads ask the user by default (docs/permissions.md); this host, like most, allows them
+        # outright.
         (state / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
         with Client.spawn(cwd=PROJECT, env=environment(state), timeout=30) as client:
             demo(client)

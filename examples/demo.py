@@ -112,16 +112,17 @@ def rpc_demo(env: dict[str, str]) -> None:
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="skillsd-demo-") as state:
-        # Loads ask the user by default (SPEC 7); this host, like most, allows them outright.
+        # Loads ask the user by default (docs/permissions.md); this host, like most, allows them
+        # outright.
         (Path(state) / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
         env = environment(state)
         cli(env, "validate", str(PROJECT / ".agents" / "skills"))
         cli(env, "list")
         cli(env, "search", "pdf")
         cli(env, "prompt", "--format", "markdown")
-        # A token budget chosen by relevance to the user's request (SPEC 17).
+        # A token budget chosen by relevance to the user's request (docs/embedding.md).
         cli(env, "prompt", "--tokens", "150", "--query", "fill in a PDF form", "--no-location")
-        # A slash command, as Claude Code runs it: arguments substituted (SPEC 14).
+        # A slash command, as Claude Code runs it: arguments substituted (docs/protocol.md).
         cli(env, "run")
         cli(env, "run", "/fix-issue", "42", "high priority")
         rpc_demo(env)

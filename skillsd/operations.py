@@ -154,7 +154,7 @@ __all__ = [
 PolicyCheck = Callable[[Session | None, str, str | None], Check]
 
 
-#: What a skill id looks like (SPEC 2: 24 hex digits).
+#: What a skill id looks like (docs/embedding.md: 24 hex digits).
 _SKILL_ID = re.compile(r"[0-9a-f]{24}")
 
 
@@ -162,9 +162,10 @@ _SKILL_ID = re.compile(r"[0-9a-f]{24}")
 class OperationView:
     """What an operation sees: the request's catalog, its session, and the permission policy.
 
-    ``check`` is None when the user acts directly (the CLI): nothing is gated then (SPEC 7).
+    ``check`` is None when the user acts directly (the CLI): nothing is gated then
+    (docs/permissions.md).
     ``trust`` is the trust of the catalog's repository root, and ``is_trusted`` answers it for
-    any root (a session may hold skills loaded from another repository): SPEC 15.
+    any root (a session may hold skills loaded from another repository): workspace trust.
     """
 
     catalog: Catalog
@@ -248,13 +249,12 @@ def gate_load(
     action: str = "loading",
     deny_only: bool = False,
 ) -> SkillsdError | None:
-    """SPEC 7: loading is the tool ``skill_load`` with the skill's (or command's) ``name`` as
-    input. The error for a decision that is not ``allow``, or None.
+    """Loading is the tool ``skill_load`` with the skill's (or command's) ``name`` as input
+    (docs/permissions.md). The error for a decision that is not ``allow``, or None.
 
     For an ``agent``'s skill the agent file is the user's own configuration, so only a deny
     holds (with no session's memory): there is nobody to ask. ``action`` words the refusal
-    ("reading" the skill's files, SPEC 15; "invoking" it, SPEC 14), and ``deny_only`` lets an
-    ``ask`` through."""
+    ("reading" the skill's files, "invoking" it), and ``deny_only`` lets an ``ask`` through."""
     if view.check is None:
         return None
     session = None if agent is not None else view.session
@@ -296,7 +296,8 @@ def list_skills(
 ) -> ListResult:
     """``skills.list``: the catalog, plus the state file's problem if there is one. With the
     ``delta`` since the client's ``sinceGeneration`` (when the daemon still knows it), the
-    changed skills instead of all of them (SPEC 17); a ``scope`` filter or ``includeDisabled:
+    changed skills instead of all of them (docs/embedding.md); a ``scope`` filter or
+    ``includeDisabled:
     false`` always gets the full list."""
     result = list_result(view.catalog, scope=params.scope, include_disabled=params.include_disabled)
     result.trusted = view.trusted
@@ -442,7 +443,7 @@ def skill_contents(view: OperationView, skill: SkillMetadata) -> SkillContents:
 
 
 def _within_budget(params: PromptParams) -> bool:
-    """Whether the request uses SPEC 17's budget rendering."""
+    """Whether the request uses the token-budget rendering."""
     return (
         params.budget is not None
         or params.query is not None
@@ -457,7 +458,7 @@ def prompt(
     """``skills.prompt``: the catalog for a system prompt, or (``active``) the session's loaded
     skills re-rendered; unset budgets come from the config. With a token budget, a ``query``
     (ranked by ``index``, built here when not given), active files or a description cap, the
-    skills kept are chosen by relevance (SPEC 17)."""
+    skills kept are chosen by relevance (docs/embedding.md)."""
     budget = view.config.prompt
     fmt = params.format or budget.format
     max_entries = params.max_entries if params.max_entries is not None else budget.max_entries
@@ -563,7 +564,8 @@ def inspect(
     return InspectResult(session=session_info, skills=info, trust=trust)
 
 
-# -- slash commands (SPEC 14) ----------------------------------------------------------------
+# -- slash commands (docs/protocol.md)
+# ----------------------------------------------------------------
 
 
 def commands(view: OperationView, params: CommandsParams) -> CommandsResult:
@@ -867,7 +869,7 @@ def tools_call(
     try:
         catalog = view.catalog
         if request.operation == "list":
-            # The same budgeted catalog as `skills.prompt` (SPEC 17), within the config's
+            # The same budgeted catalog as `skills.prompt` (docs/embedding.md), within the config's
             # prompt bytes: on a large catalog the model is told to search for the rest.
             listed = prompt(
                 view,
@@ -883,7 +885,7 @@ def tools_call(
                 view,
                 index[0],
                 SearchParams(query=request.query or "", limit=request.limit, scope=request.scope),
-                # The model never sees the skills only the user may invoke (SPEC 13).
+                # The model never sees the skills only the user may invoke (docs/conformance.md).
                 disabled_ids=index[1] | catalog.model_hidden,
             )
             return ToolCall(ToolsCallResult(content=search_text(found), is_error=False))

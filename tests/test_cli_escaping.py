@@ -1,4 +1,4 @@
-"""Human output never passes a control character through raw (SPEC 18, issue 13 item 12).
+"""Human output never passes a control character through raw (docs/security.md, issue 13 item 12).
 
 A skill's description, body, directory name or the project's own path may hold terminal control
 sequences. Every human command (real ``python -m skillsd`` subprocesses) and the TUI (Textual's

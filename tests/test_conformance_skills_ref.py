@@ -2,7 +2,8 @@
 
 Both judge every real skill in ``shared/corpora`` and every case of ``CASES`` (built under
 ``tmp_path``). They must reach the same valid/invalid verdict, except for the cases that carry a
-``disagrees`` reason: there skills-ref is wrong or looser than SPEC 1, and the test checks that
+``disagrees`` reason: there skills-ref is wrong or looser than the skill format, and the test checks
+that
 the two really do disagree, in the direction stated (so the list in ``docs/conformance.md`` stays
 true). skillsd runs as the real CLI, once per batch, with ``--json``.
 """
@@ -156,14 +157,16 @@ CASES: list[Case] = [
         "demo",
         fm("name: demo\n" + D + "compatibility: ''\n"),
         False,
-        disagrees="SPEC 1 requires 1-500 characters; skills-ref only checks the upper bound",
+        disagrees="the skill format requires 1-500 characters; "
+        "skills-ref only checks the upper bound",
     ),
     Case(
         "nested-metadata",
         "demo",
         fm("name: demo\n" + D + "metadata:\n  author:\n    name: me\n"),
         False,
-        disagrees="SPEC 1 makes nested metadata values an error; skills-ref stringifies them",
+        disagrees="the skill format makes nested metadata values an error; "
+        "skills-ref stringifies them",
     ),
     Case(
         "allowed-tools-unbalanced",
@@ -178,7 +181,8 @@ CASES: list[Case] = [
         "demo",
         fm("name: demo\n" + D),
         False,
-        disagrees="SPEC 1 requires the file to be named exactly SKILL.md; skills-ref also "
+        disagrees="the skill format requires the file to be named exactly SKILL.md; "
+        "skills-ref also "
         "accepts skill.md",
         file_name="skill.md",
     ),

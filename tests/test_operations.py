@@ -265,7 +265,8 @@ def test_a_slow_read_does_not_hold_the_event_loop(tree: dict[str, Path]) -> None
 def test_stuck_reads_are_cut_off_and_cancelled_ones_free_their_slot(
     tree: dict[str, Path],
 ) -> None:
-    """SPEC 18: a read that never returns does not hold a file-operation slot for good. Five
+    """The robustness rules: a read that never returns does not hold a file-operation slot for good.
+    Five
     stuck loads (more than the four slots) each end with -32800 after the time limit, a
     cancelled one at once, and a load of another skill is answered meanwhile."""
     control = tree["tmp"] / "control"

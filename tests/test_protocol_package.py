@@ -79,7 +79,7 @@ def test_every_error_kind_has_an_application_code() -> None:
 
 
 def test_every_spec_error_kind_is_defined() -> None:
-    # SPEC 9's list of application error kinds, literally.
+    # The protocol's list of application error kinds, literally.
     spec_kinds = {
         "skill_not_found",
         "ambiguous_skill",

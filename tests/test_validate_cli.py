@@ -91,7 +91,7 @@ def test_warning_passes_unless_strict(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "extra", "name: extra\ndescription: d\nmodel: opus\nhooks: x\n")
     proc = run(skill)
     assert proc.returncode == 0
-    # A host field skillsd honours (SPEC 13) is still a warning: `--strict` keeps the
+    # A host field skillsd honours (docs/conformance.md) is still a warning: `--strict` keeps the
     # skills-ref verdict.
     assert "warning field.host [model]" in proc.stdout
     assert "warning field.unknown [hooks]" in proc.stdout

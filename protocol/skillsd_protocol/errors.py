@@ -81,7 +81,7 @@ KIND_CODES: dict[str, ErrorCode] = {
     "session_not_found": ErrorCode.SESSION_NOT_FOUND,
     "agent_not_found": ErrorCode.AGENT_NOT_FOUND,
     "unknown_skill_reference": ErrorCode.UNKNOWN_SKILL_REFERENCE,
-    # Beyond SPEC 9's list: a config file that cannot be used (names file, key and reason),
+    # Beyond the protocol's list: a config file that cannot be used (names file, key and reason),
     # and a state file that cannot be read or written (the previous state is kept).
     "invalid_config": ErrorCode.INVALID_CONFIG,
     "state_unreadable": ErrorCode.STATE_UNREADABLE,
@@ -229,7 +229,8 @@ class StateWriteFailedData(ErrorData, tag="state_write_failed", kw_only=True):
 
 
 class NotUserInvocableData(ErrorData, tag="not_user_invocable", kw_only=True):
-    """``skills.invoke`` of a skill whose author set ``user-invocable: false`` (SPEC 13/14):
+    """``skills.invoke`` of a skill whose author set ``user-invocable: false``
+    (docs/conformance.md):
     only the model may load it (``skill``, at ``path``)."""
 
     skill: str | None = None

@@ -1,4 +1,4 @@
-"""Params and result types of every method and notification (SPEC section 9).
+"""Params and result types of every method and notification (the spec's section 9).
 
 Every field added after 1.0 must get a default, so older peers keep decoding.
 """
@@ -29,9 +29,10 @@ ToolStyle = Literal["default", "swiftagent", "tavernkit"]
 TrustSource = Literal["state", "config", "default"]
 
 
-#: Text naming a file, folder or skill: no NUL (no file system name holds one; SPEC 18).
+#: Text naming a file, folder or skill: no NUL (no file system name holds one; the robustness
+#: rules).
 PathText = Annotated[str, msgspec.Meta(pattern=r"^[^\x00]*$")]
-#: A session id: at most 256 characters, no NUL (SPEC 18).
+#: A session id: at most 256 characters, no NUL (docs/security.md).
 SessionId = Annotated[str, msgspec.Meta(max_length=256, pattern=r"^[^\x00]*$")]
 #: An operating-system process id.
 ProcessId = Annotated[int, msgspec.Meta(ge=1, le=2**31 - 1)]
@@ -118,7 +119,7 @@ class ListParams(Params, kw_only=True):
     extra_roots: list[PathText] | None = None
     session_id: SessionId | None = None
     #: The generation the client already has: the answer is a ``delta`` from it when the
-    #: daemon still holds the changes since (SPEC 17).
+    #: daemon still holds the changes since (docs/embedding.md).
     since_generation: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
@@ -137,7 +138,7 @@ class ListResult(Wire, kw_only=True):
     skills: list[SkillMetadata]
     errors: list[SkillLoadError]
     diagnostics: list[Diagnostic]
-    #: Whether the user trusts the cwd's repository root (SPEC 15); always sent by this
+    #: Whether the user trusts the cwd's repository root (docs/permissions.md); always sent by this
     #: daemon (None only from a peer that predates workspace trust).
     trusted: bool | None = None
     #: With ``sinceGeneration`` the daemon still covers: the changes (``skills`` is empty).
@@ -145,7 +146,7 @@ class ListResult(Wire, kw_only=True):
 
 
 #: A search query: something to search for (an empty or blank one is ``-32602`` naming it).
-#: The longest search query (SPEC 18: search cost stays bounded for any query allowed).
+#: The longest search query (docs/security.md: search cost stays bounded for any query allowed).
 MAX_QUERY_CHARS = 1000
 NonBlankQuery = Annotated[str, msgspec.Meta(pattern=r"\S", max_length=MAX_QUERY_CHARS)]
 
@@ -191,7 +192,7 @@ class LoadResult(Wire, kw_only=True):
     withheld_grants: list[str] = msgspec.field(default_factory=list)
 
 
-# -- user invocation (SPEC 14) ------------------------------------------------------------
+# -- user invocation (docs/protocol.md) ------------------------------------------------------------
 
 
 class CommandsParams(Params, kw_only=True):
@@ -300,7 +301,7 @@ class SetEnabledResult(Wire, kw_only=True):
 
 class PromptBudget(Wire, kw_only=True):
     """A token budget: ``tokens``, or ``percent`` (default 2) of ``contextWindow``. Tokens are
-    estimated as UTF-8 bytes / 4, rounded up (SPEC 17)."""
+    estimated as UTF-8 bytes / 4, rounded up (docs/embedding.md)."""
 
     tokens: Annotated[int, msgspec.Meta(ge=1)] | None = None
     context_window: Annotated[int, msgspec.Meta(ge=1)] | None = None
@@ -479,7 +480,7 @@ class IgnoredRule(Wire, kw_only=True):
 
 
 class TrustInfo(Wire, kw_only=True):
-    """The trust of a repository root and where it comes from (SPEC 15)."""
+    """The trust of a repository root and where it comes from (docs/permissions.md)."""
 
     root: str
     trusted: bool

@@ -41,7 +41,8 @@ class ResourceCounts(Wire, kw_only=True):
 
 # Frozen, so not a `Wire`: one instance is shared by every skill that allows both invocations.
 class Invocation(msgspec.Struct, frozen=True, kw_only=True):
-    """Who may invoke a skill (SPEC 13): the model on its own, the user as a slash command.
+    """Who may invoke a skill (docs/conformance.md): the model on its own, the user as a slash
+    command.
 
     Both flags are always sent."""
 
@@ -64,7 +65,8 @@ class HostDependency(Wire, kw_only=True):
 
 
 class HostFields(Wire, kw_only=True):
-    """How hosts (Claude Code, Codex) run and show a skill (SPEC 13); only present keys are sent.
+    """How hosts (Claude Code, Codex) run and show a skill (docs/conformance.md); only present keys
+    are sent.
 
     Icons are paths relative to the skill directory."""
 

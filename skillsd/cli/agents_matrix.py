@@ -1,4 +1,4 @@
-"""``skillsd doctor --agents``: which coding agent finds which skill (SPEC 2).
+"""``skillsd doctor --agents``: which coding agent finds which skill (docs/embedding.md).
 
 A matrix of every listed skill against every agent of
 :data:`skillsd.core.agent_folders.AGENTS`, from the ``agents[]`` the catalog computed, followed by

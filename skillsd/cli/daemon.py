@@ -1,4 +1,4 @@
-"""``skillsd serve`` and ``skillsd proxy`` (SPEC 10).
+"""``skillsd serve`` and ``skillsd proxy`` (docs/security.md).
 
 The daemon modules (asyncio and friends) are imported only when one of these commands runs,
 so the other CLI commands start fast.

@@ -83,7 +83,7 @@ class IgnoredReport(_Out, kw_only=True):
 
 
 class TrustReport(_Out, kw_only=True):
-    """The repository root's trust (SPEC 15) and what not trusting it withholds."""
+    """The repository root's trust (docs/permissions.md) and what not trusting it withholds."""
 
     root: str
     trusted: bool

@@ -1,4 +1,4 @@
-"""``skillsd mcp``: serve the skills to MCP clients (SPEC 16), on stdio or streamable HTTP.
+"""``skillsd mcp``: serve the skills to MCP clients (docs/mcp.md), on stdio or streamable HTTP.
 
 Needs the optional extra ``skillsd[mcp]`` (the official MCP SDK); without it the command exits 2
 naming the install line. Logs go to stderr only: stdout is the protocol.

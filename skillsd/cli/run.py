@@ -1,4 +1,4 @@
-"""``skillsd run /name args…``: a user's slash command, as a host would run it (SPEC 14).
+"""``skillsd run /name args…``: a user's slash command, as a host would run it (docs/protocol.md).
 
 The operation is :func:`skillsd.operations.invoke`, in this process with no daemon and no
 session; the CLI acts for the user, so only a deny refuses. The shell has already split the

@@ -1,4 +1,5 @@
-"""Which folders each coding agent reads skills from (SPEC 2, "Which agents see a skill").
+"""Which folders each coding agent reads skills from (docs/embedding.md, "Which agents see a
+skill").
 
 One table, :data:`SKILL_FOLDERS`, is the single source for both the default roots skillsd scans
 (:func:`skillsd.core.discovery.compute_roots`) and the ``agents[]`` every listed skill carries.
@@ -59,7 +60,8 @@ SKILL_FOLDERS: tuple[SkillFolder, ...] = (
 )
 
 
-#: Claude Code's legacy command files (SPEC 14), in every directory of the repo chain and in home.
+#: Claude Code's legacy command files (docs/protocol.md), in every directory of the repo chain and
+#: in home.
 COMMAND_FOLDER = os.path.join(".claude", "commands")
 
 

@@ -1,4 +1,4 @@
-"""The daemon's one way to read a file it did not create (SPEC 18).
+"""The daemon's one way to read a file it did not create (docs/security.md).
 
 The file is opened with ``O_NONBLOCK``, so opening a FIFO never waits for a writer; the open
 descriptor is ``fstat``-ed and anything but a regular file (FIFO, device, socket, directory) is

@@ -116,9 +116,10 @@ class Catalog:
     by_real_path: dict[str, SkillMetadata]
     real_path_of: dict[str, str]
     errors_by_real_path: dict[str, SkillLoadError]
-    #: Ids of the skills the model must not see (``invocation.model`` false, SPEC 13).
+    #: Ids of the skills the model must not see (``invocation.model`` false, the host fields).
     model_hidden: frozenset[str]
-    #: Claude Code's legacy command files of the plan's ``command_dirs`` (SPEC 14), first of
+    #: Claude Code's legacy command files of the plan's ``command_dirs`` (docs/protocol.md), first
+    #: of
     #: each name; their problems are in ``diagnostics`` too.
     commands: CommandScan
     #: Real paths of the folders the scan listed that are not skill directories (roots,
@@ -191,7 +192,8 @@ class Catalog:
 
     def grants_need_trust(self, skill: SkillMetadata) -> bool:
         """Whether ``skill``'s ``allowed-tools`` count only while the repository is trusted: it
-        is a repo-scope skill, or it comes from a root only the project config named (SPEC 15)."""
+        is a repo-scope skill, or it comes from a root only the project config named
+        (docs/permissions.md)."""
         if skill.scope == "repo":
             return True
         return skill.scope == "extra" and any(

@@ -1,4 +1,5 @@
-"""Delta listing (SPEC 17): what changed in a catalog since a generation a client already has.
+"""Delta listing (docs/embedding.md): what changed in a catalog since a generation a client already
+has.
 
 A live catalog keeps the change sets of its last generations (:class:`ChangeHistory`); an
 editor that heard ``skills.changed`` asks ``skills.list {sinceGeneration}`` and gets only what

@@ -1,9 +1,10 @@
-"""The skill catalog rendered for a system prompt (``skills.prompt``, SPEC 6), within a budget.
+"""The skill catalog rendered for a system prompt (``skills.prompt``), within a budget.
 
 Formats: ``xml`` (default: ``<available_skills>`` with child elements), ``codelia``
 (``<skills_context>``), ``attributes`` (``<skill name=".." description=".." location=".."/>``)
 and ``markdown`` (a list under a short how-to-use header). Only enabled skills the model may
-invoke (``invocation.model``, SPEC 13) are rendered, in the order given (the catalog's: scope,
+invoke (``invocation.model``, the host fields) are rendered, in the order given (the catalog's:
+scope,
 nearer roots, path). Descriptions (with ``whenToUse`` appended) are put on one line (whitespace
 runs collapsed). Text and attribute values are XML-escaped, and characters XML 1.0
 forbids (control characters, lone surrogates, U+FFFE/U+FFFF) become U+FFFD in every format.
@@ -20,7 +21,7 @@ Budget (``maxEntries`` skills, ``maxBytes`` UTF-8 bytes of the whole text), appl
 Whenever anything was cut the result has ``truncated: true`` and the text says so and points the
 model to the ``skill_search`` tool.
 
-With a token budget, a query, active files or a description cap (SPEC 17),
+With a token budget, a query, active files or a description cap (docs/embedding.md),
 :func:`render_catalog_within` renders what :mod:`skillsd.core.prompt_budget` keeps instead.
 """
 
@@ -346,7 +347,7 @@ def render_catalog_within(
     priority: Sequence[str] = (),
     hidden: frozenset[str] = frozenset(),
 ) -> PromptResult:
-    """The enabled, model-invocable ``skills`` within ``max_bytes`` (SPEC 17): ids in
+    """The enabled, model-invocable ``skills`` within ``max_bytes`` (docs/embedding.md): ids in
     ``priority`` are considered first, ``hidden`` ones (``paths`` that match no active file)
     are left out; each kept skill has its description (cut to ``max_description_chars``) or
     its name alone, printed in catalog order. ``omitted`` names the rest."""

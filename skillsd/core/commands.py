@@ -1,4 +1,4 @@
-"""Slash commands (SPEC 14): user-invocable skills plus Claude Code's legacy command files.
+"""Slash commands (docs/protocol.md): user-invocable skills plus Claude Code's legacy command files.
 
 Command files are ``*.md`` under ``.claude/commands/`` in every directory of the repo chain
 (nearest to ``cwd`` first, as skill discovery walks it) and under ``~/.claude/commands/``: a

@@ -4,7 +4,7 @@ Files: the user's ``config.toml`` (``$SKILLSD_CONFIG`` overrides its path) and a
 project ``.agents/skillsd.toml``; :mod:`skillsd.core.effective_config` reads them. Unknown keys
 and wrong types make a file invalid.
 
-Layering keeps the origin of what decides permissions (SPEC 15): the project file's
+Layering keeps the origin of what decides permissions (docs/permissions.md): the project file's
 ``[permissions]`` table is kept apart (``Config.project_permissions``) for the policy to apply
 only what tightens, and its ``[trust]`` table is dropped (a repository cannot trust itself).
 """
@@ -50,7 +50,7 @@ class _Table(msgspec.Struct, rename="camel", forbid_unknown_fields=True, frozen=
     pass
 
 
-#: Numbers a config may hold (SPEC 18: out of range is an invalid config naming the key).
+#: Numbers a config may hold (docs/security.md: out of range is an invalid config naming the key).
 _Depth = Annotated[int, msgspec.Meta(ge=0, le=1_000)]
 _Count = Annotated[int, msgspec.Meta(ge=1, le=10_000_000)]
 _Bytes = Annotated[int, msgspec.Meta(ge=0, le=1 << 30)]
@@ -108,7 +108,7 @@ class Config(_Table, frozen=True):
     #: ``defaultAction`` is the user's when the project sets none.
     project_permissions: PermissionsConfig | None = None
     #: The project file's ``roots.extra`` entries, set by layering only: their skills' grants
-    #: are bound to the repository's trust like repo-scope skills' (SPEC 15).
+    #: are bound to the repository's trust like repo-scope skills' (docs/permissions.md).
     project_extra_roots: tuple[str, ...] = ()
     #: The project file's ``roots.extra`` entries outside its repository, set by layering only:
     #: ignored (a repository cannot widen what is scanned), each reported as a warning.

@@ -1,4 +1,5 @@
-"""Where skills live: the repo root, the roots of each scope, and the recursive scan (SPEC 2).
+"""Where skills live: the repo root, the roots of each scope, and the recursive scan
+(docs/embedding.md).
 
 Two steps, kept apart so each is testable on its own:
 
@@ -83,12 +84,12 @@ class Root:
     distance: int = 0
     agents: tuple[str, ...] = ()
     #: Only a project config's ``roots.extra`` named it: its skills' grants need the repository
-    #: to be trusted, as repo-scope skills' do (SPEC 15).
+    #: to be trusted, as repo-scope skills' do (docs/permissions.md).
     from_project: bool = False
 
     @property
     def order_key(self) -> tuple[int, int, str]:
-        """Scope first, then nearer-to-cwd, then path: SPEC 2's ordering."""
+        """Scope first, then nearer-to-cwd, then path: discovery's ordering."""
         return (SCOPE_ORDER[self.scope], self.distance, self.path)
 
 
@@ -99,7 +100,7 @@ class RootPlan:
     cwd: str
     repo_root: str
     roots: tuple[Root, ...]
-    #: Where legacy command files live (SPEC 14): the repo chain nearest first, then home.
+    #: Where legacy command files live (docs/protocol.md): the repo chain nearest first, then home.
     command_dirs: tuple[str, ...] = ()
 
 
@@ -119,7 +120,8 @@ class FoundSkill:
     root: Root
     stat: StatKey | None
     resources: ResourceCounts
-    #: The stat key of ``agents/openai.yaml`` (SPEC 13) when the skill has one: part of what
+    #: The stat key of ``agents/openai.yaml`` (docs/conformance.md) when the skill has one: part of
+    #: what
     #: identifies a version of the skill, so editing that file re-parses it. Always taken (only
     #: skills holding an ``agents/`` folder pay the ``stat``).
     host_stat: StatKey | None = None
@@ -208,7 +210,7 @@ def compute_roots(
     client_extra_roots: Iterable[str] = (),
     repo_root: str | None = None,
 ) -> RootPlan:
-    """The roots one catalog scans, in SPEC 2's order; the same directory is listed once.
+    """The roots one catalog scans, in discovery's order; the same directory is listed once.
 
     ``cwd`` is made absolute (not resolved). The repo and user folders come from
     :data:`~skillsd.core.agent_folders.SKILL_FOLDERS` (compat ones only with

@@ -1,4 +1,4 @@
-"""Text from skill files, configs and file names made safe to show a person (SPEC 18).
+"""Text from skill files, configs and file names made safe to show a person (docs/security.md).
 
 A description, a name or a path may carry terminal control sequences (``ESC [31m``, a bell, a
 carriage return that overwrites the line); printed raw they would recolour, rewrite or hijack

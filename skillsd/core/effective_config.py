@@ -51,7 +51,7 @@ class ConfigSource:
         return config, sources
 
     def user(self) -> Config:
-        """The user's own config alone (where ``[trust]`` is read: SPEC 15)."""
+        """The user's own config alone (where ``[trust]`` is read: workspace trust)."""
         return self.load([user_config_path(self._env)])[0]
 
     def for_cwd(self, cwd: str) -> tuple[Config, list[str], str]:

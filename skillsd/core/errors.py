@@ -57,7 +57,7 @@ class SkillsdError(Exception):
 
     @property
     def kind(self) -> str:
-        """SPEC 9's ``data.kind``: the tag of the data's Struct type."""
+        """The protocol's ``data.kind``: the tag of the data's Struct type."""
         tag = type(self.data).__struct_config__.tag
         assert isinstance(tag, str)  # every ErrorData subclass declares a string tag
         return tag

@@ -1,4 +1,5 @@
-"""Host fields (SPEC 13): what Claude Code and Codex read beyond the open spec, in one table.
+"""Host fields (docs/conformance.md): what Claude Code and Codex read beyond the open spec, in one
+table.
 
 Two sources feed a skill's ``invocation`` and ``host``:
 
@@ -148,7 +149,8 @@ def merge_readings(first: HostReading, second: HostReading) -> HostReading:
 
 
 def model_description(skill: SkillMetadata) -> str:
-    """The description as the model reads it: ``whenToUse`` appended after a space (SPEC 13)."""
+    """The description as the model reads it: ``whenToUse`` appended after a space
+    (docs/conformance.md)."""
     when = skill.host.when_to_use if skill.host is not None else None
     return f"{skill.description} {when}" if when else skill.description
 

@@ -55,7 +55,7 @@ MTIME_SLACK_SECONDS = 2.0
 MAX_HEADER_BYTES = 8 * 1024
 #: Responses queued for a client that does not read; past this the connection is dropped.
 MAX_PENDING_OUTPUT_BYTES = 64 * 1024 * 1024
-#: Queued replies and unfinished input messages of all connections together (SPEC 18); past
+#: Queued replies and unfinished input messages of all connections together (docs/security.md); past
 #: this the connection holding the most is dropped (``SKILLSD_MEMORY_BUDGET_BYTES`` overrides).
 MEMORY_BUDGET_BYTES = 256 * 1024 * 1024
 #: Requests running at once on one connection; past this the daemon stops reading its input.
@@ -65,7 +65,8 @@ MAX_INFLIGHT_REQUESTS = 256
 #: so overlap is bounded to keep a burst of large reads from multiplying that by every request.
 MAX_CONCURRENT_FILE_OPS = 4
 #: A file operation still running after this long frees its slot and answers ``-32800`` (a read
-#: stuck on a stalled filesystem must not hold what other requests need; SPEC 18). Its thread
+#: stuck on a stalled filesystem must not hold what other requests need; the robustness rules). Its
+#: thread
 #: is left to finish on its own.
 FILE_OP_SECONDS = 30.0
 #: File operations left running past their time limit; beyond this many, new ones are refused at
@@ -91,7 +92,7 @@ MAX_READ_BYTES = 8 * 1024 * 1024
 PROMPT_MIN_DESCRIPTION_CHARS = 24
 #: Largest agent definition file read (``.agents/agents/*.md``).
 MAX_AGENT_FILE_BYTES = 1024 * 1024
-#: Largest Codex ``agents/openai.yaml`` read beside a SKILL.md (SPEC 13).
+#: Largest Codex ``agents/openai.yaml`` read beside a SKILL.md (docs/conformance.md).
 MAX_OPENAI_YAML_BYTES = 64 * 1024
 #: Claude Code command files (``.claude/commands/**/*.md``): largest file read, folders listed per
 #: commands directory, and folder depth (``a/b/c.md`` is depth 3).
@@ -103,14 +104,16 @@ MAX_CONFIG_FILE_BYTES = 1024 * 1024
 #: Largest state file read (``state.json``: disabled skills and remembered permissions).
 MAX_STATE_FILE_BYTES = 16 * 1024 * 1024
 
-#: Sessions a daemon keeps (SPEC 18); past it the least recently used one no live connection
+#: Sessions a daemon keeps (docs/security.md); past it the least recently used one no live
+#: connection
 #: holds is dropped.
 MAX_SESSIONS = 4096
 
-#: SPEC 17: the default cap on a prompt entry's description plus its ``whenToUse``.
+#: the context budget: the default cap on a prompt entry's description plus its ``whenToUse``.
 PROMPT_DESCRIPTION_CHARS = 1536
 
-#: Change sets a live catalog keeps for ``skills.list {sinceGeneration}`` (SPEC 17: at least 64).
+#: Change sets a live catalog keeps for ``skills.list {sinceGeneration}`` (docs/embedding.md: at
+#: least 64).
 DELTA_HISTORY = 64
 #: The search hits that decide, by relevance, which skills a budgeted prompt keeps first.
 PROMPT_RELEVANCE_HITS = 300

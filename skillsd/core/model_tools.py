@@ -1,4 +1,4 @@
-"""Model-facing tool definitions (SPEC 6b) and the decoding of their arguments.
+"""Model-facing tool definitions (docs/protocol.md) and the decoding of their arguments.
 
 Each tool's arguments are a msgspec Struct: the JSON Schema the model sees is generated from it,
 and ``tools.call`` decodes with the same type, so the schema and the checks never disagree.

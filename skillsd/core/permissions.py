@@ -1,4 +1,5 @@
-"""Permission rules and the six-layer policy (SPEC 7; seed 000's evaluation order). Pure.
+"""Permission rules and the six-layer policy (docs/permissions.md; seed 000's evaluation order).
+Pure.
 
 A rule is ``Tool`` or ``Tool(specifier)``. Tool names compare case-insensitively and ``Skill``
 is another name for ``skill_load``. A specifier is a glob (``*`` matches any run of characters)
@@ -11,7 +12,7 @@ the persisted ``always`` ones), ``override``, ``deny``, ``allow`` (config rules,
 of skills loaded in the session), ``default``. Grants sit in ``allow``, below both deny layers,
 so a skill can never get past a deny. A matched rule is always reported as its author wrote it.
 
-Workspace trust (SPEC 15) is an input, as is each rule's origin: the user's config, the
+Workspace trust (docs/permissions.md) is an input, as is each rule's origin: the user's config, the
 project's ``.agents/skillsd.toml``, a skill's grant. A project config only tightens: its
 ``finalDeny`` and ``deny`` always apply, its ``defaultAction`` only when stricter, its
 ``override`` never, its ``allow`` only once the repository is trusted. The caller splits the

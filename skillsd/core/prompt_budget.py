@@ -1,15 +1,17 @@
-"""Which skills a prompt catalog keeps within a token budget, chosen by relevance (SPEC 17).
+"""Which skills a prompt catalog keeps within a token budget, chosen by relevance
+(docs/embedding.md).
 
 Pure decisions over a catalog's skills; :func:`skillsd.core.catalog_prompt.render_catalog_within`
 renders them. The rules:
 
 - the budget is ``tokens``, or ``percent`` (default 2) of ``contextWindow`` (as Codex sizes its
   skill list); a token is estimated as 4 UTF-8 bytes, rounded up;
-- a skill with ``paths`` globs (SPEC 13) is shown only while one of them matches an active file,
+- a skill with ``paths`` globs (docs/conformance.md) is shown only while one of them matches an
+active file,
   when active files are given; globs follow gitignore semantics (the ``pathspec`` library),
   relative to the repository root;
 - skills are considered in priority order: those whose ``paths`` matched first, then by
-  relevance to ``query`` (the search ranking of SPEC 4), then the rest in catalog order; each
+  relevance to ``query`` (the search ranking), then the rest in catalog order; each
   keeps its full description while it fits, then its name alone, then it is omitted;
 - whatever is kept is printed in catalog order, so an unchanged catalog gives byte-identical
   text (a host's prompt cache stays valid).
@@ -41,7 +43,7 @@ EntryState = Literal["full", "name"]
 
 
 def estimate_tokens(text: str) -> int:
-    """Tokens of ``text`` as SPEC 17 estimates them: UTF-8 bytes / 4, rounded up."""
+    """Tokens of ``text`` as the context budget estimates them: UTF-8 bytes / 4, rounded up."""
     return math.ceil(len(text.encode("utf-8")) / 4)
 
 

@@ -1,4 +1,5 @@
-"""Ranking skills for ``skills.search`` (SPEC 4): exact path > exact name > name prefix > relevance.
+"""Ranking skills for ``skills.search`` (docs/protocol.md): exact path > exact name > name prefix >
+relevance.
 
 A :class:`SearchIndex` is built once per catalog (the daemon caches it next to the catalog) and
 answers many queries.
@@ -24,7 +25,8 @@ A hyphenated name yields its parts plus the parts joined (``web-app`` -> ``web``
 Damerau (optimal string alignment) distance 1 for query tokens of >= 4 characters, 2 for >= 8,
 and as a prefix for query tokens of >= 3 characters.
 
-Cost is bounded for any query (SPEC 18): only the first 64 distinct stems of a query count, and
+Cost is bounded for any query (docs/security.md): only the first 64 distinct stems of a query count,
+and
 tokens over 64 characters get no typo matching (the deletes a typo lookup enumerates grow with the
 cube of a token's length); they still match exactly and as a prefix.
 

@@ -46,7 +46,8 @@ class Session:
 
     def record_load(self, skill: SkillMetadata, trust_root: str | None = None) -> None:
         """Remember that ``skill`` (this version) was sent, and take its grants; with a
-        ``trust_root`` they count only while that repository root is trusted (SPEC 15; the
+        ``trust_root`` they count only while that repository root is trusted (docs/permissions.md;
+        the
         catalog decides which skills need it, :meth:`Catalog.grants_need_trust`)."""
         self.loaded[skill.path] = LoadedSkill(
             id=skill.id, name=skill.name, path=skill.path, mtime_ms=skill.mtime_ms
@@ -57,7 +58,7 @@ class Session:
         self, path: str, name: str, rules: Iterable[str], trust_root: str | None = None
     ) -> None:
         """Take the grants of what the file at ``path`` sent (a skill, or a legacy command file
-        a user invoked, SPEC 14), replacing that file's earlier ones."""
+        a user invoked), replacing that file's earlier ones."""
         self._release(path)
         granted = tuple(dict.fromkeys(rules))
         self._granted_by[path] = (name, granted, trust_root)

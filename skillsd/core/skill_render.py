@@ -1,4 +1,4 @@
-"""Rendering one loaded skill for the model (``skills.load``, SPEC 6), and its reload reminder.
+"""Rendering one loaded skill for the model (``skills.load``), and its reload reminder.
 
 Three formats: ``codelia`` (default, seed 001), ``spec`` (the Agent Skills client guide) and
 ``markdown`` (seeds 000/002). The SKILL.md text is inserted verbatim: it is the instructions the

@@ -239,7 +239,8 @@ def read_skill_file(
     ``dir_name`` is the name the skill's ``name`` must equal (default: the parent directory's
     basename). With ``read_body`` the whole file (up to ``MAX_SKILL_FILE_BYTES``) is read and the
     body returned and checked too. ``openai_yaml`` also reads Codex's ``agents/openai.yaml``
-    beside it (SPEC 13; a scan that saw no ``agents/`` folder passes False to save the probe).
+    beside it (docs/conformance.md; a scan that saw no ``agents/`` folder passes False to save the
+    probe).
     Never raises for problems with the file: those are diagnostics.
     """
     if dir_name is None:

@@ -1,5 +1,6 @@
-"""The user's persistent state: disabled skills, ``always`` permission decisions (SPEC 8) and
-workspace trust decisions (SPEC 15).
+"""The user's persistent state: disabled skills, ``always`` permission decisions (docs/config.md)
+and
+workspace trust decisions (docs/permissions.md).
 
 One JSON file, ``state.json`` in ``platformdirs.user_state_dir("skillsd")`` (``$XDG_STATE_HOME``
 is honoured there). Every change is a read-modify-write under an ``flock`` (several daemons may

@@ -1,4 +1,4 @@
-"""Workspace trust (SPEC 15): whether the user trusts a repository root. Pure.
+"""Workspace trust (docs/permissions.md): whether the user trusts a repository root. Pure.
 
 A repository the user cloned brings skills and a project config; until its root is trusted the
 policy withholds what they grant (see :mod:`skillsd.core.permissions`). A root's trust comes

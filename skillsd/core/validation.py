@@ -1,4 +1,4 @@
-"""Field rules for SKILL.md frontmatter (SPEC 1's table), in strict and lenient modes.
+"""Field rules for SKILL.md frontmatter (docs/conformance.md's table), in strict and lenient modes.
 
 :func:`validate_fields` turns the loaded frontmatter mapping into :class:`SkillFields` plus
 diagnostics. Lenient mode demotes exactly three errors to warnings (name/directory mismatch,
@@ -54,7 +54,8 @@ class SkillFields(msgspec.Struct, frozen=True, kw_only=True):
     metadata: dict[str, str] | None = None
     allowed_tools: list[str] | None = None
     extra_fields: dict[str, Any] | None = None
-    #: From the host fields (SPEC 13) of the frontmatter, and of ``agents/openai.yaml`` once
+    #: From the host fields (docs/conformance.md) of the frontmatter, and of ``agents/openai.yaml``
+    #: once
     #: :func:`skillsd.core.skillfile.read_skill_file` has read it.
     invocation: Invocation = DEFAULT_INVOCATION
     host: HostFields | None = None
@@ -148,7 +149,7 @@ def _type_name(value: Any) -> str:
 def validate_fields(
     raw: dict[str, Any], *, path: str | None, dir_name: str | None, mode: Mode = "strict"
 ) -> tuple[SkillFields | None, list[Diagnostic]]:
-    """Apply SPEC 1's field rules to a loaded frontmatter mapping.
+    """Apply the skill format's field rules to a loaded frontmatter mapping.
 
     Returns the fields (None when an error remains in this ``mode``) and every diagnostic found,
     each carrying ``path``.
@@ -303,7 +304,8 @@ def validate_fields(
                     )
                 )
 
-    # everything else, kept verbatim; the host fields skillsd honours are read too (SPEC 13)
+    # everything else, kept verbatim; the host fields skillsd honours are read too
+    # (docs/conformance.md)
     extra: dict[str, Any] | None = None
     invocation, host = DEFAULT_INVOCATION, None
     if not KNOWN_FIELDS.issuperset(raw):

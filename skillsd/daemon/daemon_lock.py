@@ -1,4 +1,4 @@
-"""One daemon per socket: an exclusive ``flock`` on ``<socket>.lock`` (SPEC 10).
+"""One daemon per socket: an exclusive ``flock`` on ``<socket>.lock`` (docs/security.md).
 
 The lock is taken before the daemon touches the socket path, so a second ``serve`` can never
 delete a live daemon's socket as "stale". The lock file holds the owner's pid for messages; it is

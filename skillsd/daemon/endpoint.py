@@ -108,7 +108,8 @@ __all__ = [
 
 log = logging.getLogger("skillsd.daemon")
 
-#: What a connection still accepts after ``shutdown`` (SPEC 18): ``exit``, and cancelling what
+#: What a connection still accepts after ``shutdown`` (docs/security.md): ``exit``, and cancelling
+#: what
 #: was already running (it starts no work and lets the client end a slow request early).
 _AFTER_SHUTDOWN = frozenset({"exit", CANCEL_METHOD})
 _SHUTTING_DOWN = "Invalid Request: the server is shutting down (only exit is accepted now)"

@@ -142,7 +142,7 @@ def result_payload(id_: Any, handler: Handler, result: Any) -> Payload:
         ENCODER.encode_into(Response("2.0", id_, result), payload)
     except UnicodeEncodeError:
         # A text from a name that is not UTF-8 got this far (the scan skips those): send
-        # it with each such byte written \xNN rather than fail the whole reply (SPEC 18).
+        # it with each such byte written \xNN rather than fail the whole reply (docs/security.md).
         payload = bytearray()
         scrubbed = scrub_text(msgspec.to_builtins(result))
         ENCODER.encode_into(Response("2.0", id_, scrubbed), payload)

@@ -1,6 +1,6 @@
 """Sans-IO message framing: bytes in -> complete message bodies out, and bodies -> bytes.
 
-Two framings (SPEC 9), chosen per connection by the first bytes the peer sends:
+Two framings (docs/protocol.md), chosen per connection by the first bytes the peer sends:
 
 * newline-delimited JSON (the default): one message per line, ``\\n`` or ``\\r\\n``;
 * LSP base protocol, when the first bytes are ``Content-Length:``: header lines, a blank line,

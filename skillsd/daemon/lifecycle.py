@@ -1,11 +1,13 @@
-"""Lifecycle methods (SPEC 9): ``initialize``, ``initialized``, ``shutdown``, ``exit``, ``ping``.
+"""Lifecycle methods (docs/protocol.md): ``initialize``, ``initialized``, ``shutdown``, ``exit``,
+``ping``.
 
 None of them is required before other methods (a shell pipe can call ``skills.list`` cold).
 ``exit`` closes the connection once its in-flight requests are answered; for stdio that ends the
 process (status 0). ``initialize``'s ``processId`` is watched: when that process dies the
 connection is closed the same way (stdio: the daemon exits; socket: only that client goes, since
 one client's editor dying must not take the shared daemon from the others).
-After ``shutdown`` (SPEC 18) the connection answers every request but ``exit`` with ``-32600``
+After ``shutdown`` (docs/security.md) the connection answers every request but ``exit`` with
+``-32600``
 and ignores notifications (the endpoint enforces it); requests already running are answered.
 """
 

@@ -1,4 +1,5 @@
-"""``skillsd proxy``: bridge stdio to the socket daemon, starting the daemon if needed (SPEC 10).
+"""``skillsd proxy``: bridge stdio to the socket daemon, starting the daemon if needed
+(docs/security.md).
 
 An editor that can only spawn a stdio process still shares one warm daemon. Connect-or-spawn:
 try the socket; if nobody answers, start ``skillsd serve --socket PATH --idle-timeout N``
@@ -10,7 +11,8 @@ The bridge copies bytes both ways without looking at them. At stdin EOF the prox
 the socket; the daemon answers what is in flight and closes, and the proxy exits 0 when the
 daemon's side ends.
 
-A daemon is only trusted when it runs as our own user (SPEC 18): an explicit ``--socket`` path
+A daemon is only trusted when it runs as our own user (docs/security.md): an explicit ``--socket``
+path
 may sit in a shared directory where another user started a server first, and relaying to it
 would hand that user every request. The check asks the kernel (``SO_PEERCRED``) who the server
 is, right after connecting and before a byte is sent.

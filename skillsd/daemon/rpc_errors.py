@@ -1,4 +1,5 @@
-"""JSON-RPC error replies as exceptions: one class per code, each knowing its code (SPEC 9).
+"""JSON-RPC error replies as exceptions: one class per code, each knowing its code
+(docs/protocol.md).
 
 A handler raises one of these (or a core `SkillsdError`, which the endpoint maps by kind)."""
 

@@ -1,4 +1,5 @@
-"""``skillsd serve --socket [PATH]``: the shared per-user daemon on a Unix socket (SPEC 10).
+"""``skillsd serve --socket [PATH]``: the shared per-user daemon on a Unix socket
+(docs/security.md).
 
 Start-up order matters: resolve the path (the default one lives in the checked runtime
 directory), take the daemon lock, only then remove a stale socket, bind with a umask that makes
@@ -7,7 +8,7 @@ the socket 0600 from its first instant, and serve. Each accepted peer must have 
 SIGTERM/SIGINT stop accepting, remove the socket, let every connection answer what is in flight,
 release the lock and exit 0. ``--idle-timeout`` exits once no client has been connected for that
 long (counted from start-up too, so a daemon nobody reaches does not linger). Every connection
-draws on one `MemoryBudget` (SPEC 18), so many modest clients cannot add up to exhaustion.
+draws on one `MemoryBudget` (docs/security.md), so many modest clients cannot add up to exhaustion.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``skillsd serve`` on stdio (SPEC 10): one connection on the process's stdin and stdout.
+"""``skillsd serve`` on stdio (docs/security.md): one connection on the process's stdin and stdout.
 
 stdout carries protocol messages only. The protocol takes private duplicates of fds 0 and 1;
 fd 1 is then pointed at stderr and fd 0 at /dev/null, so a stray ``print``, a C library or a

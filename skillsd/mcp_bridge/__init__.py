@@ -1,4 +1,5 @@
-"""``skillsd mcp``: skills served to MCP clients (SPEC 16), an adapter over the operations layer.
+"""``skillsd mcp``: skills served to MCP clients (docs/mcp.md), an adapter over the operations
+layer.
 
 :mod:`skillsd.mcp_bridge.skill_uris` maps skills and their files to ``skill://`` URIs (pure);
 :mod:`skillsd.mcp_bridge.server` wires the official MCP SDK's low-level ``Server`` to

@@ -1,4 +1,4 @@
-"""``skill://`` URIs (SPEC 16): a skill is ``skill://<name>/SKILL.md`` when its name is unique
+"""``skill://`` URIs (docs/mcp.md): a skill is ``skill://<name>/SKILL.md`` when its name is unique
 among the enabled skills, else ``skill://<id>/<name>/SKILL.md``; its other files follow the same
 prefix (``skill://pdf/references/forms.md``)."""
 

@@ -274,7 +274,8 @@ class CatalogCache:
             diff = diff_catalogs(previous, catalog)
             if catalog.generation > previous.generation:
                 entry.history.record(catalog.generation, diff.added, diff.changed, diff.removed)
-            # Also when only errors[] or diagnostics[] changed (a new broken SKILL.md): SPEC 9.
+            # Also when only errors[] or diagnostics[] changed (a new broken SKILL.md): the
+            # protocol.
             if diff or catalog.generation > previous.generation:
                 self._announce(entry, catalog, diff.added, diff.removed, diff.changed)
         return catalog

@@ -163,7 +163,7 @@ class SkillsApp(App[None]):
             text.append(f"{self.status} · ", style="bold yellow")
         text.append(display_path(self.cwd))
         if self.catalog is not None:
-            # SPEC 15: an untrusted repository's skills grant nothing; say so (before the
+            # workspace trust: an untrusted repository's skills grant nothing; say so (before the
             # counts, which a narrow terminal cuts first) and how to change it.
             if self.catalog.trusted:
                 text.append(" · trusted", style="green")
@@ -406,7 +406,7 @@ class SkillsApp(App[None]):
     @work(group="commands")
     async def open_commands(self) -> None:
         """The command palette for this cwd, on the selected skill when the user may invoke it
-        (SPEC 14: the TUI invokes the selected skill with the arguments typed)."""
+        (docs/protocol.md: the TUI invokes the selected skill with the arguments typed)."""
         client = self.client
         if client is None:
             return

@@ -1,4 +1,4 @@
-"""The one way the daemon reads a file it did not create (SPEC 18): a FIFO never blocks, a
+"""The one way the daemon reads a file it did not create (docs/security.md): a FIFO never blocks, a
 device (a symlink to ``/dev/zero``) is never read, and every read has a cap.
 
 Each reader that goes through it is tried on a real FIFO with no writer and on a symlink to

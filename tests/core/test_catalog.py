@@ -88,7 +88,7 @@ def test_metadata_fields(tmp_path: Path) -> None:
     assert skill.extra_fields == {"model": "fast"}
     assert skill.enabled is True
     assert skill.resources.scripts == 1
-    # `model` is a Claude Code host field (SPEC 13): honoured, and still a warning.
+    # `model` is a Claude Code host field (docs/conformance.md): honoured, and still a warning.
     assert [d.code for d in skill.diagnostics] == ["field.host"]
     assert skill.host is not None and skill.host.model == "fast"
     assert all(d.severity != "error" for d in skill.diagnostics)

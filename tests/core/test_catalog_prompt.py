@@ -1,4 +1,4 @@
-"""Catalog prompt rendering: the four formats, escaping and the budget stages (SPEC 6)."""
+"""Catalog prompt rendering: the four formats, escaping and the budget stages (docs/protocol.md)."""
 
 from __future__ import annotations
 

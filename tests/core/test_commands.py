@@ -1,4 +1,4 @@
-"""Claude Code legacy commands and the slash-command list (SPEC 14)."""
+"""Claude Code legacy commands and the slash-command list (docs/protocol.md)."""
 
 from __future__ import annotations
 

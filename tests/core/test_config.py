@@ -56,7 +56,8 @@ def test_layering_project_over_user_and_rule_lists_add_up(tmp_path: Path) -> Non
     config, sources = load_config([str(user), project_config_path(str(tmp_path / "repo"))])
     assert sources == [str(user), str(project)]
     assert config.validation == "lenient"
-    # The project's permissions keep their origin (SPEC 15): the policy decides what they add.
+    # The project's permissions keep their origin (docs/permissions.md): the policy decides what
+    # they add.
     assert config.permissions.allow == ("Read",)
     assert config.project_permissions is not None
     assert config.project_permissions.allow == ("skill_load",)

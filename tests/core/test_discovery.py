@@ -1,4 +1,4 @@
-"""Discovery: repo root, roots per scope, and the scan over real trees (SPEC 2)."""
+"""Discovery: repo root, roots per scope, and the scan over real trees (docs/embedding.md)."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def test_roots_cover_the_chain_nearest_first_then_user_then_extra(tmp_path: Path
         [
             ("extra", 0, "/env/one"),
             ("extra", 0, str(home / "env-two")),
-            # A relative config entry starts at the repo root, never at cwd (SPEC 2).
+            # A relative config entry starts at the repo root, never at cwd (docs/embedding.md).
             ("extra", 0, str(repo / "cfg-extra")),
             ("extra", 0, "/client"),
         ]

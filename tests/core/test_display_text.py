@@ -1,4 +1,4 @@
-"""Control characters shown escaped, never raw, in human output (SPEC 18)."""
+"""Control characters shown escaped, never raw, in human output (docs/security.md)."""
 
 from __future__ import annotations
 

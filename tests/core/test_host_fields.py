@@ -1,4 +1,5 @@
-"""Host fields (SPEC 13) from the frontmatter and from agents/openai.yaml, through the catalog."""
+"""Host fields (docs/conformance.md) from the frontmatter and from agents/openai.yaml, through the
+catalog."""
 
 from __future__ import annotations
 

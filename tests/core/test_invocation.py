@@ -1,4 +1,4 @@
-"""SPEC 14's substitution rules, argument splitting and dynamic-context detection."""
+"""The invocation's substitution rules, argument splitting and dynamic-context detection."""
 
 from __future__ import annotations
 

@@ -7,17 +7,17 @@ from skillsd.core.config import DEFAULT_CONFIG
 
 
 def test_limits_match_the_spec() -> None:
-    assert limits.MAX_FRONTMATTER_BYTES == 64 * 1024  # SPEC 1
+    assert limits.MAX_FRONTMATTER_BYTES == 64 * 1024  # the skill format
     assert limits.MAX_NAME_CHARS == 64
     assert limits.MAX_DESCRIPTION_CHARS == 1024
     assert limits.MAX_COMPATIBILITY_CHARS == 500
     assert (limits.BODY_ADVISED_MAX_LINES, limits.BODY_ADVISED_MAX_TOKENS) == (500, 5000)
     assert (DEFAULT_CONFIG.discovery.max_depth, DEFAULT_CONFIG.discovery.max_dirs) == (6, 2000)
-    assert (limits.DEFAULT_SEARCH_LIMIT, limits.MAX_SEARCH_LIMIT) == (8, 50)  # SPEC 4
-    assert limits.MAX_SKILL_FILE_BYTES == 1024 * 1024  # SPEC 5
+    assert (limits.DEFAULT_SEARCH_LIMIT, limits.MAX_SEARCH_LIMIT) == (8, 50)  # search
+    assert limits.MAX_SKILL_FILE_BYTES == 1024 * 1024  # loading
     assert (limits.MAX_LISTED_FILES, limits.MAX_LISTED_DEPTH) == (200, 3)
     assert limits.DEFAULT_READ_BYTES == 200_000
-    assert limits.DEFAULT_PROMPT_MAX_ENTRIES == 200  # SPEC 6
+    assert limits.DEFAULT_PROMPT_MAX_ENTRIES == 200  # rendering
     assert limits.DEFAULT_PROMPT_MAX_BYTES == 32 * 1024
-    assert limits.DEFAULT_MAX_MESSAGE_BYTES == 16 * 1024 * 1024  # SPEC 9
-    assert 0.05 <= limits.WATCH_DEBOUNCE_SECONDS <= 0.2  # SPEC 3: "~100 ms quiet"
+    assert limits.DEFAULT_MAX_MESSAGE_BYTES == 16 * 1024 * 1024  # the protocol
+    assert 0.05 <= limits.WATCH_DEBOUNCE_SECONDS <= 0.2  # the catalog: "~100 ms quiet"

@@ -1,4 +1,4 @@
-"""Rule grammar, matching and the six-layer evaluation (SPEC 7)."""
+"""Rule grammar, matching and the six-layer evaluation (docs/permissions.md)."""
 
 from __future__ import annotations
 

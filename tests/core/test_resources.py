@@ -1,4 +1,4 @@
-"""Skill file listing, whole-SKILL.md reads and contained, paged readFile (SPEC 5)."""
+"""Skill file listing, whole-SKILL.md reads and contained, paged readFile (docs/protocol.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Search ranking, reasons, filters, limits, typo tolerance and Unicode (SPEC 4)."""
+"""Search ranking, reasons, filters, limits, typo tolerance and Unicode (docs/protocol.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Search cost stays bounded for any query the protocol allows (SPEC 18, issue 13 item 1).
+"""Search cost stays bounded for any query the protocol allows (docs/security.md, issue 13 item 1).
 
 Typo matching enumerated every 2-deletion of a query token: ~n**2/2 strings of ~n characters, so
 one 1 250-letter word took 700 MB and a 5 KB one the OOM killer. Each query here runs in a worker

@@ -1,4 +1,4 @@
-"""Loaded-skill rendering in the three formats, and the reload reminders (SPEC 6)."""
+"""Loaded-skill rendering in the three formats, and the reload reminders (docs/protocol.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Workspace trust in the pure policy (SPEC 15): origins and trust are inputs to ``evaluate``."""
+"""Workspace trust in the pure policy (docs/permissions.md): origins and trust are inputs to
+``evaluate``."""
 
 from __future__ import annotations
 

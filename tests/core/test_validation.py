@@ -1,4 +1,4 @@
-"""SPEC 1's field rules, strict and lenient."""
+"""The skill format's field rules, strict and lenient."""
 
 from __future__ import annotations
 
@@ -286,7 +286,8 @@ def test_unknown_fields_kept_verbatim_with_warnings() -> None:
     fields, diagnostics = check(dict(extra))
     assert fields is not None
     assert fields.extra_fields == extra
-    # Host fields skillsd honours (SPEC 13) are `field.host`; the rest stay `field.unknown`.
+    # Host fields skillsd honours (docs/conformance.md) are `field.host`; the rest stay
+    # `field.unknown`.
     assert [(d.severity, d.code, d.field) for d in diagnostics] == [
         ("warning", "field.host", "model"),
         ("warning", "field.host", "user-invocable"),

@@ -578,7 +578,7 @@ def test_initialize_records_the_client_and_lists_methods() -> None:
         assert conn.extra_roots == ["/a", "/b"]
         assert (conn.client_name, conn.client_version) == ("editor", "9")
         assert conn.initialized and conn.shutdown_requested
-        conn.feed(rpc(3, "ping"))  # refused after shutdown (SPEC 18)
+        conn.feed(rpc(3, "ping"))  # refused after shutdown (docs/security.md)
         assert (await until(chan, 3))[2]["error"]["code"] == -32600
 
     run(scenario)

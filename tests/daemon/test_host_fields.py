@@ -1,4 +1,5 @@
-"""Host fields (SPEC 13) through a real ``skillsd serve``: what the user and the model each see,
+"""Host fields (docs/conformance.md) through a real ``skillsd serve``: what the user and the model
+each see,
 and an ``agents/openai.yaml`` edit announced by ``skills.changed``."""
 
 from __future__ import annotations

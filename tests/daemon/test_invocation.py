@@ -1,4 +1,5 @@
-"""Slash commands and user invocation (SPEC 14) through a real ``skillsd serve``: the command list
+"""Slash commands and user invocation (docs/protocol.md) through a real ``skillsd serve``: the
+command list
 (skills and ``.claude/commands`` files, namespacing, shadowing, live updates), every
 substitution rule, dynamic context with its decisions, the session record and the refusals."""
 

@@ -1,5 +1,5 @@
 """Params and config values out of bounds are refused at the boundary, naming the field, and the
-daemon keeps serving (SPEC 18, issue 13 items 1, 6, 11, 13)."""
+daemon keeps serving (docs/security.md, issue 13 items 1, 6, 11, 13)."""
 
 from __future__ import annotations
 

@@ -95,7 +95,7 @@ def test_with_no_configuration_loading_asks_and_remember_answers(client: Client)
     client.ok("session.open", sessionId="s2")
     client.ok("permissions.remember", sessionId="s1", rule="Skill(pdf-forms)", decision="allow")
     remembered = check(client, "skill_load", "pdf-forms", sessionId="s1")
-    # Reported as the user wrote it (matched case-insensitively, SPEC 15).
+    # Reported as the user wrote it (matched case-insensitively).
     assert decided(remembered) == ("allow", "memory", "Skill(pdf-forms)")
     loaded = client.ok("skills.load", name="pdf-forms", sessionId="s1")
     assert loaded["alreadyLoaded"] is False and "Run scripts/fill.py." in loaded["body"]
@@ -122,7 +122,7 @@ defaultAction = "ask"
 
 def test_every_layer_in_order(client: Client, tree: dict[str, Path]) -> None:
     configure(tree, LAYERED)
-    client.ok("trust.set", trusted=True)  # the repo skill's grants count (SPEC 15)
+    client.ok("trust.set", trusted=True)  # the repo skill's grants count (docs/permissions.md)
     client.ok("session.open", sessionId="s")
     client.ok("permissions.remember", sessionId="s", rule="Bash(git push:*)", decision="allow")
     client.ok("permissions.remember", sessionId="s", rule="Bash(rm:*)", decision="allow")

@@ -1,4 +1,4 @@
-"""SPEC 17 through a real ``skillsd serve``: token budgets, the description cap with
+"""The context budget through a real ``skillsd serve``: token budgets, the description cap with
 ``whenToUse``, ``paths`` and active files, relevance to a query, byte-identical text and
 ``omitted``."""
 

@@ -219,7 +219,7 @@ def test_read_file_refusals_paging_and_binary(client: Client, tree: dict[str, Pa
     ]:
         error = client.err("skills.readFile", name="pdf-forms", file=bad)
         assert error["code"] == 1006 and error["data"]["kind"] == "path_not_allowed", bad
-    # A NUL cannot be in any file name: refused at the protocol boundary (SPEC 18).
+    # A NUL cannot be in any file name: refused at the protocol boundary (docs/security.md).
     nul = client.err("skills.readFile", name="pdf-forms", file="refer\x00ences")
     assert nul["code"] == -32602 and "$.file" in nul["message"]
     missing = client.err("skills.readFile", name="pdf-forms", file="references/none.md")

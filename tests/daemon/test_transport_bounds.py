@@ -1,4 +1,4 @@
-"""Transports and connections under SPEC 18, through real daemon processes: nothing but
+"""Transports and connections under the robustness rules, through real daemon processes: nothing but
 ``exit`` after ``shutdown``, stdio exiting on Pythons whose pipe transports lack
 ``is_reading()``, one memory budget across connections, and clients that check who serves the
 socket they reach."""

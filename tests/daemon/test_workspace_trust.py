@@ -1,4 +1,5 @@
-"""Workspace trust through a real ``skillsd serve`` (SPEC 15): a cloned repository cannot grant
+"""Workspace trust through a real ``skillsd serve`` (docs/permissions.md): a cloned repository
+cannot grant
 itself power until its root is trusted, and a project config never loosens the user's."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Property-based fuzzing of frontmatter extraction, YAML loading and field validation.
 
 Whatever the bytes, parsing a SKILL.md never raises, never hangs and never balloons: every
-problem is a diagnostic with a documented code, and what is accepted obeys SPEC 1's field rules.
+problem is a diagnostic with a documented code, and what is accepted obeys the skill format's field
+rules.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""Property-based fuzzing of the JSON-RPC decoder and dispatcher (SPEC 9).
+"""Property-based fuzzing of the JSON-RPC decoder and dispatcher (docs/protocol.md).
 
 In-process, a `Connection` wired to every real handler (over a small skill tree) is fed
-generated lines, cut at random points; an independent oracle written from SPEC 9 says which
+generated lines, cut at random points; an independent oracle written from the protocol says which
 reply each line must get: none for a notification, ``-32700``/``-32600`` with ``id: null``
 for garbage, one array for a batch, ``-32601`` for an unknown method, and for a known method a
 result of the method's result type or an error it is documented to give. ``-32603`` (a crash
@@ -104,7 +104,8 @@ def rig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rig]:
         loop.close()
 
 
-# -- the oracle (SPEC 9, written independently of the endpoint) ----------------------------------
+# -- the oracle (docs/protocol.md, written independently of the endpoint)
+# ----------------------------------
 
 
 @dataclass(frozen=True)
@@ -226,7 +227,7 @@ def fits(want: Expect, reply: Any) -> bool:
 
 
 def messages_in(stream: bytes) -> list[bytes]:
-    """SPEC 9's line framing: one message per newline-terminated line, a CR before the newline
+    """The protocol's line framing: one message per newline-terminated line, a CR before the newline
     dropped, empty lines skipped (a whitespace-only line is a message: -32700)."""
     found = []
     for line in stream.split(b"\n")[:-1]:

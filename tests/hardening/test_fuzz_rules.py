@@ -1,4 +1,5 @@
-"""Property-based fuzzing of the permission rule parser, the matcher and the policy (SPEC 7).
+"""Property-based fuzzing of the permission rule parser, the matcher and the policy
+(docs/permissions.md).
 
 Rules come from the user's config and from skill authors (``allowed-tools``); inputs come from
 clients. No rule or input makes parsing raise anything but `RuleError`, no pairing of the two

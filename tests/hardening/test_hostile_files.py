@@ -1,4 +1,4 @@
-"""Hostile files against the real daemon (SPEC 18, issue 13 items 2-5 and 8): FIFOs and
+"""Hostile files against the real daemon (docs/security.md, issue 13 items 2-5 and 8): FIFOs and
 ``/dev/zero`` where a config, state or agent file goes, symlink loops and a huge extra root,
 create/delete churn and a watcher that dies, names that are not UTF-8. Every case reproduces the
 original failure with a deadline: the daemon must answer (and keep answering) in time."""

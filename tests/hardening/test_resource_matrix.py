@@ -120,7 +120,7 @@ def client(world: dict[str, Any]) -> Client:
 
 REFUSED = "path_not_allowed"
 MISSING = "resource_not_found"
-#: Refused at the protocol boundary (SPEC 18: a NUL where a path goes is -32602).
+#: Refused at the protocol boundary (docs/security.md: a NUL where a path goes is -32602).
 INVALID = "invalid params"
 
 TRAVERSAL = [
@@ -378,7 +378,7 @@ def test_nothing_a_skill_ships_is_ever_executed(tmp_path: Path) -> None:
     daemon = h.StdioDaemon(environ=daemon_env(tree))
     try:
         client = Client(daemon, tree["project"])
-        client.ok("trust.set", trusted=True)  # so its grant counts (SPEC 15)
+        client.ok("trust.set", trusted=True)  # so its grant counts (docs/permissions.md)
         sid = client.ok("session.open")["sessionId"]
         assert "trojan" in {s["name"] for s in client.ok("skills.list")["skills"]}
         client.ok("skills.load", name="trojan", sessionId=sid)

@@ -1,4 +1,5 @@
-"""``skillsd mcp`` driven by the official MCP Python SDK's ``ClientSession`` over stdio (SPEC 16):
+"""``skillsd mcp`` driven by the official MCP Python SDK's ``ClientSession`` over stdio
+(docs/mcp.md):
 tools, ``skill://`` resources (text, binary, containment), the skills extension with digests,
 prompts from the slash commands, and change notifications from the watcher."""
 

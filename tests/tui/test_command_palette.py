@@ -1,4 +1,4 @@
-"""The TUI's command palette (key ``c``, SPEC 14) against a real shared daemon on a copy of the
+"""The TUI's command palette (key ``c``) against a real shared daemon on a copy of the
 Claude Code-style fixture project: completion, the argument hint, invocation and refusals."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""A local copy of one cwd's catalog, kept current the way SPEC 17 intends: ``skills.changed``
+"""A local copy of one cwd's catalog, kept current the way the context budget intends:
+``skills.changed``
 says the catalog moved on, and ``skills.list {sinceGeneration}`` sends only what changed (a
 full list when the daemon no longer holds the changes since)."""
 

@@ -502,7 +502,7 @@ export class SkillsdClient extends EventEmitter<SkillsdClientEvents> implements 
     return this.request("skills.search", params, options);
   }
 
-  /** Slash commands: user-invocable skills and `.claude/commands` files (SPEC 14). */
+  /** Slash commands: user-invocable skills and `.claude/commands` files (docs/protocol.md). */
   commands(params?: CommandsParams, options?: RequestOptions): Promise<CommandsResult> {
     return this.request("skills.commands", params ?? {}, options);
   }

@@ -1,5 +1,5 @@
 /**
- * A local copy of one cwd's catalog, kept current as SPEC 17 intends: `skills.changed` says the
+ * A local copy of one cwd's catalog, kept current as the context budget intends: `skills.changed` says the
  * catalog moved on, and `skills.list {sinceGeneration}` sends only what changed (the full list
  * when the daemon no longer holds the changes since). What an editor extension keeps.
  */

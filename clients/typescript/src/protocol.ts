@@ -254,7 +254,8 @@ export interface HostDependency {
 }
 
 /**
- * How hosts (Claude Code, Codex) run and show a skill (SPEC 13); only present keys are sent.
+ * How hosts (Claude Code, Codex) run and show a skill (docs/conformance.md); only present keys
+ * are sent.
  *
  * Icons are paths relative to the skill directory.
  */
@@ -459,7 +460,8 @@ export interface InvalidSkillData {
 }
 
 /**
- * Who may invoke a skill (SPEC 13): the model on its own, the user as a slash command.
+ * Who may invoke a skill (docs/conformance.md): the model on its own, the user as a slash
+ * command.
  *
  * Both flags are always sent.
  */
@@ -661,7 +663,8 @@ export interface NotModelInvocableData {
 }
 
 /**
- * `skills.invoke` of a skill whose author set `user-invocable: false` (SPEC 13/14):
+ * `skills.invoke` of a skill whose author set `user-invocable: false`
+ * (docs/conformance.md):
  * only the model may load it (`skill`, at `path`).
  */
 export interface NotUserInvocableData {
@@ -727,7 +730,7 @@ export interface ProgressValue {
 
 /**
  * A token budget: `tokens`, or `percent` (default 2) of `contextWindow`. Tokens are
- * estimated as UTF-8 bytes / 4, rounded up (SPEC 17).
+ * estimated as UTF-8 bytes / 4, rounded up (docs/embedding.md).
  */
 export interface PromptBudget {
   /** @default null */
@@ -1169,7 +1172,7 @@ export interface TrustGetParams {
   cwd?: string | null;
 }
 
-/** The trust of a repository root and where it comes from (SPEC 15). */
+/** The trust of a repository root and where it comes from (docs/permissions.md). */
 export interface TrustInfo {
   root: string;
   source: "config" | "default" | "state";

@@ -1,4 +1,4 @@
-// Claude Code-style skills end to end through the TypeScript client (SPEC 13/14): the fixture
+// Claude Code-style skills end to end through the TypeScript client (docs/conformance.md): the fixture
 // project of tests/fixtures/host_project (user-only, model-only and Codex openai.yaml skills,
 // legacy .claude/commands), a real `skillsd serve`, commands(), invoke() and live updates.
 

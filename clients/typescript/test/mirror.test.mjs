@@ -1,4 +1,4 @@
-// CatalogMirror (SPEC 17): a local catalog kept current from skills.changed + delta lists, equal
+// CatalogMirror (docs/embedding.md): a local catalog kept current from skills.changed + delta lists, equal
 // to a fresh full list after a burst of random edits, against a real `skillsd serve`.
 
 import assert from "node:assert/strict";
