@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import json
 import sys
-import typing
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from skillsd.core.config import DEFAULT_CONFIG, Config
+from skillsd.core.config import config_keys, describe_type
 
 OUTPUT = Path(__file__).resolve().parent / "config.md"
 
@@ -141,9 +138,6 @@ KEYS: dict[str, tuple[str, str]] = {
     ),
 }
 
-#: Config fields layering fills in, which no file may set.
-_INTERNAL = {"projectPermissions", "projectExtraRoots", "ignoredExtraRoots"}
-
 HEADER = """\
 # Configuration
 
@@ -162,9 +156,11 @@ tighten the user's (its `finalDeny` and `deny` rules add up with the user's, its
 `defaultAction` applies only when stricter, its `override` never, its `allow` only once you
 trust the repository); its `trust` and `limits` tables are ignored; its `discovery.maxDepth`
 and `maxDirs` may only lower the user's, and its `roots.extra` entries outside the repository
-are ignored with a warning: see `docs/security.md`. Unknown keys and wrong types make a file
-invalid; the error names the file, the key and the reason (`skillsd doctor` shows it). Changes
-apply at the next request, without a restart.
+are ignored with a warning: see `docs/security.md`. An unknown key is ignored with a warning
+that names the closest setting (`` `promt.maxBytes` is not a setting; did you mean
+`prompt.maxBytes`? ``) and every command goes on; a wrong type or a value out of range makes
+the file invalid, and the error names the file, the key and what is allowed (`skillsd doctor`
+shows both). Changes apply at the next request, without a restart.
 
 Every key, with its type, its default and an example:
 """
@@ -179,16 +175,6 @@ EXAMPLE = """\
 """
 
 
-def _type_text(t: Any) -> str:
-    origin = typing.get_origin(t)
-    args = typing.get_args(t)
-    if origin is typing.Literal:
-        return " \\| ".join(f"`{json.dumps(a)}`" for a in args)
-    if origin is tuple:
-        return f"list of {_type_text(args[0])}"
-    return {bool: "boolean", int: "integer", str: "string"}.get(t, str(t))
-
-
 def _toml(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -197,26 +183,16 @@ def _toml(value: Any) -> str:
     return json.dumps(value)
 
 
-def config_keys() -> list[tuple[str, str, str]]:
+def documented_keys() -> list[tuple[str, str, str]]:
     """(key path, type, default in TOML) for every key of :class:`Config`, in declaration order."""
-    found = []
-    for field in msgspec.structs.fields(Config):
-        if field.encode_name in _INTERNAL:
-            continue
-        value = getattr(DEFAULT_CONFIG, field.name)
-        if isinstance(value, msgspec.Struct):
-            for sub in msgspec.structs.fields(type(value)):
-                default = _toml(getattr(value, sub.name))
-                found.append(
-                    (f"{field.encode_name}.{sub.encode_name}", _type_text(sub.type), default)
-                )
-        else:
-            found.append((field.encode_name, _type_text(field.type), _toml(value)))
-    return found
+    return [
+        (key, describe_type(annotation).replace(" | ", " \\| "), _toml(default))
+        for key, annotation, default in config_keys()
+    ]
 
 
 def generate() -> str:
-    keys = config_keys()
+    keys = documented_keys()
     missing = [k for k, _, _ in keys if k not in KEYS]
     unknown = sorted(set(KEYS) - {k for k, _, _ in keys})
     if missing or unknown:

@@ -599,7 +599,7 @@ def _invoked(view: OperationView, params: InvokeParams) -> tuple[SkillMetadata |
             )
         ref = RefParams(name=name)
     if ref.path is None and ref.id is None and ref.name is not None:
-        named = catalog.by_name.get(ref.name, [])
+        named = catalog.named(ref.name)
         if not any(s.enabled for s in named):
             files = {f.name: f for f in catalog.commands.files}
             if ref.name in files:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from skillsd.core.state import StateStore
-from tests.daemon.skill_tree import daemon_env, make_project
+from tests.daemon.skill_tree import daemon_env, make_project, run_cli
 
 
 @pytest.fixture
@@ -111,20 +111,33 @@ def test_human_report(tree: dict[str, Path]) -> None:
 
 def test_a_bad_config_and_a_corrupt_state_are_reported_not_fatal(tree: dict[str, Path]) -> None:
     config = tree["tmp"] / "config.toml"
-    config.write_text("[discovery]\nmaxDepht = 3\n")
+    config.write_text("[discovery]\nmaxDepth = -3\nmaxDepht = 3\n")
     state = tree["tmp"] / "state" / "skillsd" / "state.json"
     state.parent.mkdir(parents=True)
     state.write_text("{broken")
     r = report(tree)
     by_code = {e["code"]: e for e in r["errors"]}
     assert by_code["config.invalid"]["path"] == os.fspath(config)
-    assert "maxDepht" in by_code["config.invalid"]["message"]
+    assert "maxDepth" in by_code["config.invalid"]["message"]
+    assert "(allowed: integer, 0–1000)" in by_code["config.invalid"]["message"]
     assert by_code["state.unreadable"]["path"] == os.fspath(state)
     assert r["config"][0]["inEffect"] is False
     assert r["skills"]["total"] == 4  # reported with the defaults
     assert state.read_text() == "{broken"
     human = doctor(tree)
     assert human.returncode == 0 and "[config.invalid]" in human.stdout
+
+
+def test_a_config_typo_is_a_warning_and_every_command_goes_on(tree: dict[str, Path]) -> None:
+    config = tree["tmp"] / "config.toml"
+    config.write_text('[promt]\nmaxBytes = 100\n[prompt]\nformat = "markdown"\n')
+    warnings = {w["code"]: w for w in report(tree)["warnings"]}
+    typo = warnings["config.unknown_key"]
+    assert typo["path"] == os.fspath(config)
+    assert typo["message"] == "`promt.maxBytes` is not a setting; did you mean `prompt.maxBytes`?"
+    listed = run_cli(tree, "prompt")
+    assert listed.returncode == 0 and listed.stdout.startswith("## ")  # markdown: in effect
+    assert "did you mean `prompt.maxBytes`?" in listed.stderr
 
 
 def test_not_a_directory_is_a_usage_error(tree: dict[str, Path]) -> None:

@@ -27,8 +27,13 @@ def test_disable_then_enable_by_name(tree: dict[str, Path]) -> None:
     flags = {s["name"]: s["enabled"] for s in listed["skills"] if s["name"] != "release-notes"}
     assert flags == {"pdf-forms": True, "commit-message": False}
     assert "[disabled]" in run(tree, "list").stdout
-    # Disabled skills are out of search, but still resolve by name to be enabled again.
-    assert "commit-message" not in run(tree, "search", "commit").stdout
+    # The user's search and show still find a disabled skill, marked, with the way back.
+    found = run(tree, "search", "commit").stdout
+    assert "commit-message" in found
+    assert "commit-message is disabled: `skillsd enable commit-message`" in found
+    shown = run(tree, "show", "commit-message")
+    assert shown.returncode == 0 and "conventional commit" in shown.stdout
+    assert "`skillsd enable commit-message` turns it back on" in shown.stderr
     on = run(tree, "enable", "commit-message", "--json")
     assert on.returncode == 0, on.stderr
     assert json.loads(on.stdout)["skill"]["enabled"] is True
@@ -47,7 +52,8 @@ def test_enable_refuses_unknown_and_ambiguous_names(tree: dict[str, Path]) -> No
     assert "commit-message" in unknown.stderr  # the suggestion
     ambiguous = run(tree, "disable", "release-notes")
     assert ambiguous.returncode == 2
-    assert "pass path or id" in ambiguous.stderr
+    assert "release-notes@repo" in ambiguous.stderr and "release-notes@user" in ambiguous.stderr
+    assert run(tree, "disable", "release-notes@user").returncode == 0
 
 
 def test_doctor_agents_prints_the_matrix_and_who_misses_what(tree: dict[str, Path]) -> None:

@@ -90,3 +90,31 @@ def test_list_marks_who_may_invoke_and_the_usage(tree: dict[str, Path]) -> None:
     assert "(usage: /deploy [staging|production])" in text
     assert "(usage: /fix-issue [issue-number] [priority])" in text
     assert os.fspath(tree["project"]) in text
+
+
+def test_a_shared_name_is_picked_with_scope_path_or_id(tree: dict[str, Path]) -> None:
+    """Two skills named ``fix-issue`` (the repository's and the user's): the plain name is refused
+    with the spellings that pick one, and each of them runs that one."""
+    user_review = tree["home"] / ".claude" / "skills" / "fix-issue"
+    user_review.mkdir(parents=True)
+    (user_review / "SKILL.md").write_text(
+        "---\nname: fix-issue\ndescription: The user's own review.\n---\nMy review of $ARGUMENTS\n"
+    )
+    plain = run(tree, "run", "/fix-issue", "x")
+    assert plain.returncode == 2
+    assert "fix-issue@repo" in plain.stderr and "fix-issue@user" in plain.stderr
+    mine = run(tree, "run", "/fix-issue@user", "the docs")
+    assert mine.returncode == 0, mine.stderr
+    assert "My review of 'the docs'" in mine.stdout
+    by_path = run(tree, "run", "--path", os.fspath(user_review), "a", "b c")
+    assert by_path.returncode == 0, by_path.stderr
+    assert "My review of a 'b c'" in by_path.stdout
+    listed = msgspec.json.decode(run(tree, "list", "--json").stdout)
+    repo_id = next(
+        s["id"] for s in listed["skills"] if s["name"] == "fix-issue" and s["scope"] == "repo"
+    )
+    by_id = run(tree, "run", "--id", repo_id, "7", "low")
+    assert by_id.returncode == 0, by_id.stderr
+    assert "Fix GitHub issue #7 (priority: low)." in by_id.stdout
+    shown = run(tree, "show", "fix-issue@user")
+    assert shown.returncode == 0 and "My review of" in shown.stdout

@@ -29,6 +29,7 @@ from skillsd_protocol.messages import (
     LoadParams,
     PromptBudget,
     PromptParams,
+    RefParams,
     SearchParams,
 )
 from skillsd_protocol.schema import render_schema
@@ -59,7 +60,14 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser("show", help="show a skill as the model receives it")
     common(p)
-    p.add_argument("ref", help="skill name, id, or path of the skill dir / SKILL.md")
+    p.add_argument(
+        "ref",
+        nargs="?",
+        help="skill name (NAME@repo or NAME@user for a shared name), id, or path of the skill "
+        "dir / SKILL.md",
+    )
+    p.add_argument("--path", help="the skill at this path (its dir or SKILL.md)")
+    p.add_argument("--id", help="the skill with this id")
     p.add_argument("--format", choices=("codelia", "spec", "markdown"), default="codelia")
     p.set_defaults(func=_show)
 
@@ -98,7 +106,7 @@ def catalog_view(args: argparse.Namespace) -> ops.OperationView:
     # The user's enable flags, as the daemon applies them (an unreadable state file is
     # reported by `skillsd doctor`; here it just means nothing is disabled).
     state = StateStore(default_state_path())
-    return ops.local_view(
+    view = ops.local_view(
         cwd,
         env=os.environ,
         home=os.path.expanduser("~"),
@@ -106,6 +114,10 @@ def catalog_view(args: argparse.Namespace) -> ops.OperationView:
         disabled=state.disabled(),
         trust_decisions=state.trust_decisions(),
     )
+    # A config typo is ignored, but the user should hear of it wherever they are.
+    for path, warning in view.config.unknown_keys:
+        print(f"skillsd: warning: {one_line(path)}: {one_line(warning)}", file=sys.stderr)
+    return view
 
 
 def emit_json(value: Any) -> int:
@@ -174,7 +186,15 @@ def _list(args: argparse.Namespace) -> int:
 @failing
 def _search(args: argparse.Namespace) -> int:
     view = catalog_view(args)
-    params = SearchParams(query=args.query, limit=args.limit, scope=args.scope, tags=args.tags)
+    # The user's own search shows the skills they disabled too, marked: a disabled skill
+    # must not look deleted.
+    params = SearchParams(
+        query=args.query,
+        limit=args.limit,
+        scope=args.scope,
+        tags=args.tags,
+        include_disabled=True,
+    )
     result = ops.search(view, SearchIndex(view.catalog.skills), params)
     if args.json:
         return emit_json(result)
@@ -182,6 +202,8 @@ def _search(args: argparse.Namespace) -> int:
         desc = one_line(hit.skill.description, 60)
         name = one_line(hit.skill.name)
         print(f"{n:>2}. {name}  [{hit.reason} {hit.score:.2f}, {hit.skill.scope}]  {desc}")
+        if not hit.skill.enabled:
+            print(f"    ({disabled_note(hit.skill.name)})")
     more = f", showing {len(result.results)}" if result.truncated else ""
     print(f"{result.count} match(es){more}")
     return 0
@@ -190,12 +212,26 @@ def _search(args: argparse.Namespace) -> int:
 @failing
 def _show(args: argparse.Namespace) -> int:
     view = catalog_view(args)
-    ref = ops.ref_from_text(view.catalog, args.ref)
-    params = LoadParams(path=ref.path, id=ref.id, name=ref.name, format=args.format)
+    if args.path is not None or args.id is not None:
+        ref = RefParams(path=args.path, id=args.id)
+    elif args.ref is not None:
+        ref = ops.ref_from_text(view.catalog, args.ref)
+    else:
+        raise SkillsdError("name a skill: NAME, --path PATH or --id ID", InvalidParamsData())
+    # The user may look at a skill they disabled: say so, and how to turn it back on.
+    skill = ops.resolve(view.catalog, ref, include_disabled=True)
+    params = LoadParams(path=skill.path, format=args.format)
     loaded = ops.load(view, params)
     if args.json:
         return emit_json(loaded)
+    if not skill.enabled:
+        print(disabled_note(skill.name), file=sys.stderr)
     return _print(loaded.content)
+
+
+def disabled_note(name: str) -> str:
+    """What a person is told beside a skill they disabled."""
+    return f"{one_line(name)} is disabled: `skillsd enable {one_line(name)}` turns it back on"
 
 
 @failing

@@ -5,7 +5,8 @@ session; the CLI acts for the user, so only a deny refuses. The shell has alread
 arguments, so they are joined back with shell quoting: ``$ARGUMENTS`` then reads as the user
 would have typed it, and splitting it again gives the same words. One quoted argument holding
 the whole command (``skillsd run "/fix-issue 12 'high priority'"``) is taken as typed.
-``skillsd run`` with no command lists the commands there are.
+``skillsd run`` with no command lists the commands there are; ``--path``/``--id`` or
+``NAME@scope`` pick one of several skills sharing a name.
 """
 
 from __future__ import annotations
@@ -27,9 +28,15 @@ def register(subparsers: Any) -> None:
         "run", help="run a slash command: a user-invocable skill or a .claude/commands file"
     )
     p.add_argument(
-        "slash", nargs="?", metavar="/NAME", help="the command (the / is optional); none: list"
+        "slash",
+        nargs="?",
+        metavar="/NAME",
+        help="the command (the / is optional; NAME@repo or NAME@user picks one of a shared "
+        "name); none: list the commands",
     )
     p.add_argument("arguments", nargs=argparse.REMAINDER, help="the command's arguments")
+    p.add_argument("--path", help="run the skill at this path (its dir or SKILL.md) instead")
+    p.add_argument("--id", help="run the skill with this id instead")
     p.add_argument("--cwd", help="working directory whose catalog to use (default: .)")
     p.add_argument("--extra-root", action="append", default=[], metavar="DIR")
     p.add_argument("--format", choices=("codelia", "spec", "markdown"), default="codelia")
@@ -47,9 +54,16 @@ def command_text(command: str, arguments: list[str]) -> str:
 @failing
 def _run(args: argparse.Namespace) -> int:
     view = catalog_view(args)
-    if args.slash is None:
+    if args.path is not None or args.id is not None:
+        # No command name: every word is an argument.
+        words = [args.slash, *args.arguments] if args.slash is not None else []
+        params = InvokeParams(
+            path=args.path, id=args.id, arguments=shlex.join(words), format=args.format
+        )
+    elif args.slash is None:
         return _list_commands(view, args.json)
-    params = InvokeParams(command=command_text(args.slash, args.arguments), format=args.format)
+    else:
+        params = InvokeParams(command=command_text(args.slash, args.arguments), format=args.format)
     result = ops.invoke(view, params).result
     if args.json:
         return emit_json(result)

@@ -14,7 +14,7 @@ import hashlib
 import os
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import TypeVar, get_args
 
 import msgspec
 
@@ -36,6 +36,7 @@ from skillsd_protocol.errors import (
     SkillNotFoundData,
 )
 from skillsd_protocol.messages import Command, ListResult
+from skillsd_protocol.model import Scope
 
 __all__ = [
     "BuildStats",
@@ -299,23 +300,34 @@ class Catalog:
             SkillNotFoundData(suggestions=closest_names(stem, self._names(include_disabled=True))),
         )
 
+    def named(self, name: str) -> list[SkillMetadata]:
+        """The skills called ``name`` (enabled or not), or ``name@scope`` (``@repo``, ``@user``,
+        ``@extra``): the spelling MCP prompts use for a shared name, and how a person picks one."""
+        wanted = normalize_name(name)
+        same = self.by_name.get(wanted)
+        if same is not None:
+            return same
+        plain, at, scope = wanted.rpartition("@")
+        if at and scope in SCOPES:
+            return [s for s in self.by_name.get(plain, []) if s.scope == scope]
+        return []
+
     def _resolve_name(self, name: str, include_disabled: bool) -> SkillMetadata:
         wanted = normalize_name(name)
-        same = self.by_name.get(wanted, [])
+        same = self.named(wanted)
         usable = same if include_disabled else [s for s in same if s.enabled]
         if len(usable) == 1:
             return usable[0]
         if len(usable) > 1:
-            paths = ", ".join(s.path for s in usable)
             raise SkillsdError(
-                f"{len(usable)} skills are named {name!r} ({paths}); pass path or id instead",
+                f"{len(usable)} skills are named {name!r}: {_pick_one(usable)}",
                 AmbiguousSkillData(
                     candidates=[SkillCandidate(id=s.id, path=s.path, scope=s.scope) for s in usable]
                 ),
             )
         suggestions = closest_names(wanted, self._names(include_disabled))
         if same:
-            message = f"skill {name!r} is disabled"
+            message = f"skill {name!r} is disabled (turn it on with `skillsd enable {name}`)"
         else:
             message = f"no skill named {name!r}"
             if suggestions:
@@ -326,6 +338,21 @@ class Catalog:
         if include_disabled:
             return list(self.by_name)
         return [n for n, group in self.by_name.items() if any(s.enabled for s in group)]
+
+
+#: The scopes a ``name@scope`` may name.
+SCOPES = frozenset(get_args(Scope))
+
+
+def _pick_one(skills: list[SkillMetadata]) -> str:
+    """How to name one of several same-named skills: ``name@scope`` where the scopes differ,
+    else its path or id."""
+    scopes = [s.scope for s in skills]
+    if len(set(scopes)) == len(scopes):
+        spellings = ", ".join(f"{s.name}@{s.scope} ({s.path})" for s in skills)
+        return f"name one as {spellings}, or pass its path or id"
+    paths = ", ".join(s.path for s in skills)
+    return f"pass the path or id of one ({paths})"
 
 
 def _replace(catalog: Catalog, **changes: object) -> Catalog:

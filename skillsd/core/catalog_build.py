@@ -330,7 +330,7 @@ def build_catalog(
             plan,
             config,
             result.skills,
-            [*result.diagnostics, *_ignored_root_warnings(config)],
+            [*result.diagnostics, *_config_warnings(config)],
             result.missing_roots,
             result.dirs_scanned,
             frozenset(disabled),
@@ -340,8 +340,12 @@ def build_catalog(
         )
 
 
-def _ignored_root_warnings(config: Config) -> list[Diagnostic]:
-    return [
+def _config_warnings(config: Config) -> list[Diagnostic]:
+    unknown = [
+        Diagnostic(severity="warning", code="config.unknown_key", message=message, path=path)
+        for path, message in config.unknown_keys
+    ]
+    return unknown + [
         Diagnostic(
             severity="warning",
             code="config.root_outside_repository",

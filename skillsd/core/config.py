@@ -1,8 +1,9 @@
 """The effective configuration: its types, defaults, parsing and layering (pure; no file I/O).
 
 Files: the user's ``config.toml`` (``$SKILLSD_CONFIG`` overrides its path) and an optional
-project ``.agents/skillsd.toml``; :mod:`skillsd.core.effective_config` reads them. Unknown keys
-and wrong types make a file invalid.
+project ``.agents/skillsd.toml``; :mod:`skillsd.core.effective_config` reads them. An unknown
+key is ignored with a warning naming the closest known key; a wrong type or value makes the
+file invalid, the error naming the file, the key and what is allowed.
 
 Layering keeps the origin of what decides permissions (docs/permissions.md): the project file's
 ``[permissions]`` table is kept apart (``Config.project_permissions``) for the policy to apply
@@ -11,9 +12,11 @@ only what tightens, and its ``[trust]`` table is dropped (a repository cannot tr
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
-from collections.abc import Mapping
+import typing
+from collections.abc import Iterator, Mapping
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -21,6 +24,7 @@ import platformdirs
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
+from skillsd.core.name_distance import closest_names
 from skillsd.core.permissions import PermissionsConfig, Policy, policy_for, rule_problem
 from skillsd.core.trust import TrustConfig
 from skillsd_protocol.errors import InvalidConfigData
@@ -35,6 +39,8 @@ __all__ = [
     "PromptConfig",
     "RootsConfig",
     "SearchConfig",
+    "config_keys",
+    "describe_type",
     "is_project_config",
     "layer_configs",
     "parse_config_table",
@@ -113,6 +119,8 @@ class Config(_Table, frozen=True):
     #: The project file's ``roots.extra`` entries outside its repository, set by layering only:
     #: ignored (a repository cannot widen what is scanned), each reported as a warning.
     ignored_extra_roots: tuple[str, ...] = ()
+    #: (file, warning) for each unknown key a file wrote (set by parsing only): it is ignored.
+    unknown_keys: tuple[tuple[str, str], ...] = ()
 
     @property
     def policy(self) -> Policy:
@@ -122,12 +130,15 @@ class Config(_Table, frozen=True):
 
 DEFAULT_CONFIG = Config()
 
-#: The key layering fills in; a file that writes it is refused as if it were unknown.
+#: The keys parsing and layering fill in, which no file may set (a file writing one is told
+#: the key is unknown, like any other).
 _PROJECT_PERMISSIONS = "projectPermissions"
 _PROJECT_EXTRA_ROOTS = "projectExtraRoots"
 _IGNORED_EXTRA_ROOTS = "ignoredExtraRoots"
-#: Keys only layering writes.
-_LAYERING_KEYS = (_PROJECT_PERMISSIONS, _PROJECT_EXTRA_ROOTS, _IGNORED_EXTRA_ROOTS)
+_UNKNOWN_KEYS = "unknownKeys"
+_INTERNAL_KEYS = frozenset(
+    (_PROJECT_PERMISSIONS, _PROJECT_EXTRA_ROOTS, _IGNORED_EXTRA_ROOTS, _UNKNOWN_KEYS)
+)
 #: Discovery bounds a project file may only lower.
 _LOWER_ONLY = ("maxDepth", "maxDirs")
 _DEFAULT_DISCOVERY = {"maxDepth": limits.DEFAULT_MAX_DEPTH, "maxDirs": limits.DEFAULT_MAX_DIRS}
@@ -140,13 +151,94 @@ _CONCATENATED = {
 }
 
 
-def parse_config_table(data: dict[str, Any], source: str, *, layered: bool = False) -> Config:
-    """Validate one config table; errors name the file, the key path and the reason."""
-    written = next((k for k in _LAYERING_KEYS if k in data), None)
-    if not layered and written is not None:
-        raise SkillsdError(
-            f"{source}: invalid config: unknown key {written!r}", InvalidConfigData(path=source)
-        )
+def config_keys() -> Iterator[tuple[str, Any, Any]]:
+    """(key path as written, its type, its default) for every key a file may set, in
+    declaration order: the one list behind unknown-key warnings and ``docs/config.md``."""
+    for field in msgspec.structs.fields(Config):
+        if field.encode_name in _INTERNAL_KEYS:
+            continue
+        value = getattr(DEFAULT_CONFIG, field.name)
+        if isinstance(value, msgspec.Struct):
+            for sub in msgspec.structs.fields(type(value)):
+                key = f"{field.encode_name}.{sub.encode_name}"
+                yield key, sub.type, getattr(value, sub.name)
+        else:
+            yield field.encode_name, field.type, value
+
+
+def describe_type(annotation: Any) -> str:
+    """A config type as a user reads it: ``integer, 0–1000``, ``"xml" | "markdown"``."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is Annotated:
+        meta = next((a for a in args[1:] if isinstance(a, msgspec.Meta)), None)
+        text = describe_type(args[0])
+        if meta is not None and (meta.ge is not None or meta.le is not None):
+            low = "" if meta.ge is None else str(meta.ge)
+            high = "" if meta.le is None else str(meta.le)
+            text += f", {low}–{high}"
+        return text
+    if origin is Literal:
+        return " | ".join(json.dumps(a) for a in args)
+    if origin is tuple:
+        return f"list of {describe_type(args[0])}"
+    return {bool: "boolean", int: "integer", str: "string"}.get(annotation, str(annotation))
+
+
+def _known_keys() -> dict[str, Any]:
+    keys: dict[str, Any] = {}
+    for key, annotation, _ in config_keys():
+        keys[key] = annotation
+        table, _, _ = key.rpartition(".")
+        if table:
+            keys.setdefault(table, dict)
+    return keys
+
+
+def _leaf_paths(value: Any, prefix: str) -> Iterator[str]:
+    if isinstance(value, dict) and value:
+        for key, sub in value.items():
+            yield from _leaf_paths(sub, f"{prefix}.{key}")
+    else:
+        yield prefix
+
+
+def split_unknown_keys(
+    data: dict[str, Any], source: str
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """``data`` without the keys no config has, and one warning for each ("`promt.maxBytes`
+    is not a setting; did you mean `prompt.maxBytes`?"): a typo costs a warning, not every
+    command."""
+    known = _known_keys()
+    by_lower = {key.lower(): key for key in known if known[key] is not dict}
+    clean: dict[str, Any] = {}
+    warnings: list[tuple[str, str]] = []
+    for key, value in data.items():
+        if key in known and known[key] is dict and isinstance(value, dict):
+            table = {}
+            for sub, subvalue in value.items():
+                if f"{key}.{sub}" in known:
+                    table[sub] = subvalue
+                else:
+                    warnings.extend(
+                        _unknown(p, by_lower, source) for p in _leaf_paths(subvalue, f"{key}.{sub}")
+                    )
+            clean[key] = table
+        elif key in known:
+            clean[key] = value
+        else:
+            warnings.extend(_unknown(p, by_lower, source) for p in _leaf_paths(value, key))
+    return clean, warnings
+
+
+def _unknown(path: str, by_lower: dict[str, str], source: str) -> tuple[str, str]:
+    close = closest_names(path.lower(), by_lower, limit=1)
+    hint = f"; did you mean `{by_lower[close[0]]}`?" if close else " (ignored)"
+    return source, f"`{path}` is not a setting{hint}"
+
+
+def parse_config_table(data: dict[str, Any], source: str) -> Config:
+    """Validate one config table; errors name the file, the key path and what is allowed."""
     try:
         config = msgspec.convert(data, Config)
     except msgspec.ValidationError as exc:
@@ -175,13 +267,17 @@ _SNAKE = {"finalDeny": "final_deny", "override": "override", "deny": "deny", "al
 
 
 def parse_config_text(text: str, source: str) -> dict[str, Any]:
-    """Parse TOML text and validate it; returns the raw table (for layering)."""
+    """Parse TOML text and validate it; returns the table for layering, its unknown keys left
+    out and reported under ``unknownKeys``."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SkillsdError(
             f"{source}: invalid TOML: {exc}", InvalidConfigData(path=source)
         ) from None
+    data, warnings = split_unknown_keys(data, source)
+    if warnings:
+        data[_UNKNOWN_KEYS] = warnings
     parse_config_table(data, source)
     return data
 
@@ -228,10 +324,12 @@ def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
                         section[sub] = [*section[sub], *subvalue]
                     else:
                         section[sub] = subvalue
+            elif key == _UNKNOWN_KEYS:
+                merged[key] = [*merged.get(key, []), *value]
             else:
                 merged[key] = value
     sources = ", ".join(source for source, _ in tables) or "defaults"
-    return parse_config_table(merged, sources, layered=True)
+    return parse_config_table(merged, sources)
 
 
 def _split_extra_roots(entries: list[str], source: str) -> tuple[list[str], list[str]]:
@@ -253,7 +351,10 @@ def _describe(exc: msgspec.ValidationError) -> str:
     message = str(exc)
     if " - at `$." in message:
         reason, _, where = message.partition(" - at `$.")
-        return f"key '{where.rstrip('`')}': {reason}"
+        key = where.rstrip("`")
+        annotation = _known_keys().get(key.partition("[")[0])
+        allowed = "" if annotation in (None, dict) else f" (allowed: {describe_type(annotation)})"
+        return f"key '{key}': {reason}{allowed}"
     if message.startswith("Object contains unknown field"):
         return f"unknown key {message.split('`')[1]!r}" + (
             f" in [{message.split('`$.')[1].rstrip('`')}]" if "`$." in message else ""

@@ -29,10 +29,12 @@ def test_defaults_match_the_spec() -> None:
 @pytest.mark.parametrize(
     ("text", "fragment"),
     [
-        ("bogus = 1", "unknown key 'bogus'"),
         ("[discovery]\nmaxDepth = 'deep'", "key 'discovery.maxDepth': Expected `int`, got `str`"),
-        ("[discovery]\nsurprise = true", "unknown field `surprise`"),
-        ('validation = "loose"', "key 'validation'"),
+        (
+            'validation = "loose"',
+            "key 'validation': Invalid enum value 'loose' (allowed: \"strict\"",
+        ),
+        ("[discovery]\nmaxDepth = 5000", "(allowed: integer, 0–1000)"),
         ("[permissions]\ndefaultAction = 'maybe'", "key 'permissions.defaultAction'"),
         ("[roots]\nextra = 'not-a-list'", "key 'roots.extra'"),
         ("not toml = = 1", "invalid TOML"),
@@ -43,6 +45,29 @@ def test_invalid_config_names_file_key_and_reason(text: str, fragment: str) -> N
         parse_config_text(text, "/etc/skillsd/config.toml")
     assert info.value.message.startswith("/etc/skillsd/config.toml: ")
     assert fragment in info.value.message
+
+
+def test_an_unknown_key_is_a_warning_naming_the_closest_setting(tmp_path: Path) -> None:
+    user = tmp_path / "config.toml"
+    user.write_text('[promt]\nmaxBytes = 100\n[prompt]\nformat = "markdown"\nbogusKeyXyz = 1\n')
+    config, sources = load_config([str(user)])
+    # The rest of the file is in effect; only the unknown keys are left out.
+    assert sources == [str(user)] and config.prompt.format == "markdown"
+    assert config.prompt.max_bytes == DEFAULT_CONFIG.prompt.max_bytes
+    assert config.unknown_keys == (
+        (str(user), "`promt.maxBytes` is not a setting; did you mean `prompt.maxBytes`?"),
+        (str(user), "`prompt.bogusKeyXyz` is not a setting (ignored)"),
+    )
+
+
+def test_the_keys_only_layering_writes_are_unknown_in_a_file() -> None:
+    table = parse_config_text('unknownKeys = ["x"]\n[projectPermissions]\nallow = ["Read"]\n', "c")
+    assert table == {
+        "unknownKeys": [
+            ("c", "`unknownKeys` is not a setting (ignored)"),
+            ("c", "`projectPermissions.allow` is not a setting; did you mean `permissions.allow`?"),
+        ]
+    }
 
 
 def test_layering_project_over_user_and_rule_lists_add_up(tmp_path: Path) -> None:

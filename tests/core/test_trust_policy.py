@@ -95,9 +95,12 @@ def test_layering_keeps_the_project_permissions_apart_and_drops_its_trust(tmp_pa
     assert alone.project_permissions is None
     assert Policy.from_config(alone.permissions, alone.project_permissions).default_action == "deny"
     assert config.trust == TrustConfig()
-    with pytest.raises(SkillsdError) as info:
-        parse_config_text('[projectPermissions]\nallow = ["Read"]\n', "user.toml")
-    assert "projectPermissions" in info.value.message
+    # A file cannot write what only layering sets: the key is unknown there, and ignored.
+    written = layer_configs(
+        [("user.toml", parse_config_text('[projectPermissions]\nallow = ["Read"]\n', "user.toml"))]
+    )
+    assert written.project_permissions is None
+    assert "`projectPermissions.allow` is not a setting" in written.unknown_keys[0][1]
 
 
 @pytest.mark.parametrize(
