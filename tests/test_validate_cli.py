@@ -176,3 +176,26 @@ def test_bad_mode_is_a_usage_error(tmp_path: Path) -> None:
     proc = run(good(tmp_path), "--mode", "sloppy")
     assert proc.returncode == 2
     assert "--mode" in proc.stderr
+
+
+def test_strict_refuses_host_fields_without_calling_them_failures(tmp_path: Path) -> None:
+    """Claude Code's own fields are warnings: `--strict` refuses them (exit 1) and says why,
+    and FAILED is kept for a skill with an error."""
+    host = write_skill(
+        tmp_path,
+        "deploy",
+        "name: deploy\ndescription: Deploy.\ndisable-model-invocation: true\n"
+        'argument-hint: "[env]"\n',
+    )
+    broken = write_skill(tmp_path, "broken", "name: broken\n")
+    lenient = run(host)
+    assert lenient.returncode == 0 and f"{host / 'SKILL.md'}: ok" in lenient.stdout
+    strict = run("--strict", host, broken)
+    assert strict.returncode == 1
+    lines = strict.stdout.splitlines()
+    assert f"{host / 'SKILL.md'}: refused by --strict (2 warning(s), no error" in lines[0]
+    assert "field 'argument-hint' is a Claude Code field: accepted by the catalog (lenient)" in (
+        strict.stdout
+    )
+    assert f"{broken / 'SKILL.md'}: FAILED" in strict.stdout
+    assert lines[-1] == "2 skills checked, 1 failed, 1 refused by --strict"

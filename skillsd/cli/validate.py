@@ -109,17 +109,37 @@ def _check(skill_file: str, mode: Mode, fail_on_warnings: bool) -> ValidatedSkil
     return ValidatedSkill(path=skill_file, valid=valid, diagnostics=parsed.diagnostics, name=name)
 
 
+def _has_errors(result: ValidatedSkill) -> bool:
+    return any(d.severity == "error" for d in result.diagnostics)
+
+
+def _verdict(result: ValidatedSkill) -> str:
+    """FAILED only for an error; a skill ``--strict`` refuses for its warnings says so (the
+    catalog lists it)."""
+    if result.valid:
+        return "ok"
+    if _has_errors(result):
+        return "FAILED"
+    warnings = sum(d.severity == "warning" for d in result.diagnostics)
+    return (
+        f"refused by --strict ({warnings} warning(s), no error: "
+        "the catalog lists this skill; --strict refuses what is not in the open spec)"
+    )
+
+
 def _print_human(results: list[ValidatedSkill]) -> None:
     out = sys.stdout
     for result in results:
         # Paths and messages quote the file: its control characters are shown escaped.
-        out.write(escape_controls(f"{result.path}: {'ok' if result.valid else 'FAILED'}") + "\n")
+        out.write(escape_controls(f"{result.path}: {_verdict(result)}") + "\n")
         for d in result.diagnostics:
             where = f" [{d.field}]" if d.field else ""
             out.write(escape_controls(f"  {d.severity} {d.code}{where}: {d.message}") + "\n")
-    failed = sum(not r.valid for r in results)
+    failed = sum(not r.valid and _has_errors(r) for r in results)
+    refused = sum(not r.valid and not _has_errors(r) for r in results)
     noun = "skill" if len(results) == 1 else "skills"
-    out.write(f"{len(results)} {noun} checked, {failed} failed\n")
+    tail = f", {refused} refused by --strict" if refused else ""
+    out.write(f"{len(results)} {noun} checked, {failed} failed{tail}\n")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -314,8 +314,8 @@ def validate_fields(
             if key in FRONTMATTER_FIELDS:
                 code = "field.host"
                 message = (
-                    f"field {key!r} is honoured by skillsd; not part of the open spec "
-                    "(kept as an extra field)"
+                    f"field {key!r} is a Claude Code field: accepted by the catalog (lenient) "
+                    "and honoured by skillsd, but not in the open spec"
                 )
             else:
                 code = "field.unknown"
