@@ -54,6 +54,14 @@ HOME = "/home/me"
 PROJECT = f"{HOME}/src/project"
 #: Every file time in the document (2026-01-01T00:00:00Z).
 FIXED_MTIME_MS = 1767225600000.0
+#: ``daemon.status`` values that differ on every run.
+FIXED_STATUS = {
+    "pid": 4242,
+    "startedAt": 1767225600.0,
+    "uptimeSeconds": 1.5,
+    "rssBytes": 31457280,
+    "peakRssBytes": 33554432,
+}
 SESSION = "chat-1"
 TIMEOUT = 15.0
 
@@ -154,6 +162,10 @@ SCRIPT: list[Step] = [
     ),
     Step("context.inspect", {"sessionId": SESSION}),
     Step("session.compacted", {"sessionId": SESSION}),
+    Step(
+        "daemon.status",
+        note="What `skillsd daemon status` prints (pid, times and memory are this machine's).",
+    ),
     Step("agents.list"),
     Step("agents.get", {"name": "reviewer"}),
     Step("agents.get", {"name": "reviewr"}, "An unknown agent: the error suggests close names."),
@@ -353,6 +365,8 @@ def _normalize(
 
     def fix(value: Any) -> Any:
         if isinstance(value, dict):
+            if "uptimeSeconds" in value:
+                return {k: FIXED_STATUS.get(k, v) for k, v in value.items()}
             return {k: FIXED_MTIME_MS if k == "mtimeMs" else fix(v) for k, v in value.items()}
         if isinstance(value, list):
             return [fix(v) for v in value]

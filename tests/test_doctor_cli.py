@@ -119,7 +119,7 @@ def test_a_bad_config_and_a_corrupt_state_are_reported_not_fatal(tree: dict[str,
     by_code = {e["code"]: e for e in r["errors"]}
     assert by_code["config.invalid"]["path"] == os.fspath(config)
     assert "maxDepth" in by_code["config.invalid"]["message"]
-    assert "(allowed: integer, 0–1000)" in by_code["config.invalid"]["message"]
+    assert "(allowed: integer, 0 to 1000)" in by_code["config.invalid"]["message"]
     assert by_code["state.unreadable"]["path"] == os.fspath(state)
     assert r["config"][0]["inEffect"] is False
     assert r["skills"]["total"] == 4  # reported with the defaults

@@ -31,6 +31,7 @@ PY_NAMES: dict[str, str] = {
     "initialize": "initialize",
     "shutdown": "shutdown",
     "ping": "ping",
+    "daemon.status": "daemon_status",
     "skills.list": "list_skills",
     "skills.search": "search",
     "skills.commands": "commands",

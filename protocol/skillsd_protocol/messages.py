@@ -94,6 +94,21 @@ class InitializeResult(Wire, kw_only=True):
     capabilities: ServerCapabilities
 
 
+class DaemonStatusResult(Wire, kw_only=True):
+    """What a running daemon holds: ``skillsd daemon status``. ``startedAt`` is Unix time;
+    ``clients`` counts the connections it serves now; RSS is in bytes (None off Linux)."""
+
+    pid: int
+    version: str
+    started_at: float
+    uptime_seconds: float
+    clients: int
+    catalogs: int
+    sessions: int
+    rss_bytes: int | None = None
+    peak_rss_bytes: int | None = None
+
+
 class CancelParams(Wire, kw_only=True):
     id: str | int | None
 

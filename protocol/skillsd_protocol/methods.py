@@ -50,6 +50,11 @@ METHODS: dict[str, MethodSpec] = {
         m.Params, None, "Announce that `exit` follows; every other request is refused from then on."
     ),
     "ping": MethodSpec(m.Params, m.Empty, "Liveness check."),
+    "daemon.status": MethodSpec(
+        m.Params,
+        m.DaemonStatusResult,
+        "The daemon's pid, uptime, clients, catalogs, sessions and memory.",
+    ),
     "skills.list": MethodSpec(
         m.ListParams,
         m.ListResult,

@@ -42,6 +42,7 @@ COMMAND_OWNERS = {
     "trust": "trust",
     "serve": "daemon",
     "proxy": "daemon",
+    "daemon": "daemon",
     "doctor": "doctor",
     "ui": "ui",
     "mcp": "mcp",

@@ -167,7 +167,7 @@ def config_keys() -> Iterator[tuple[str, Any, Any]]:
 
 
 def describe_type(annotation: Any) -> str:
-    """A config type as a user reads it: ``integer, 0–1000``, ``"xml" | "markdown"``."""
+    """A config type as a user reads it: ``integer, 0 to 1000``, ``"xml" | "markdown"``."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is Annotated:
@@ -176,7 +176,7 @@ def describe_type(annotation: Any) -> str:
         if meta is not None and (meta.ge is not None or meta.le is not None):
             low = "" if meta.ge is None else str(meta.ge)
             high = "" if meta.le is None else str(meta.le)
-            text += f", {low}–{high}"
+            text += f", {low} to {high}"
         return text
     if origin is Literal:
         return " | ".join(json.dumps(a) for a in args)

@@ -80,6 +80,8 @@ PARENT_POLL_SECONDS = 1.0
 PROXY_CONNECT_TIMEOUT_SECONDS = 10.0
 #: ``skillsd proxy``: idle timeout given to a daemon it starts.
 PROXY_DAEMON_IDLE_SECONDS = 600.0
+#: How long `skillsd daemon stop` waits for the daemon to exit after SIGTERM.
+DAEMON_STOP_SECONDS = 10.0
 
 #: Frontmatter YAML longer than this (in characters) is scanned event by event for its nesting
 #: depth before libyaml composes it: the C composer recurses once per level and a 64 KiB

@@ -203,6 +203,13 @@ class _Batch:
 
 
 _connection_ids = itertools.count(1)
+#: The connections this process serves now (``daemon.status``'s ``clients``).
+_open_connections: set[int] = set()
+
+
+def open_connections() -> int:
+    """How many connections this process serves now."""
+    return len(_open_connections)
 
 
 class Connection:
@@ -223,6 +230,7 @@ class Connection:
     ) -> None:
         self.id = next(_connection_ids)
         self.label = f"{label}#{self.id}"
+        _open_connections.add(self.id)
         self._router = router
         self._channel = channel
         self._framer = Framer(max_message_bytes)
@@ -719,6 +727,7 @@ class Connection:
         if self._closed.is_set():
             return
         self._closed.set()
+        _open_connections.discard(self.id)
         # Whatever is still buffered goes now, not when the last reference to us does.
         self._out.clear()
         self._out_bytes = 0

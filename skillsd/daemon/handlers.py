@@ -5,21 +5,28 @@ sessions a connection holds, and one encoding of a large answer per catalog."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import time
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
 import msgspec
 
+from skillsd import __version__
 from skillsd import operations as ops
 from skillsd.core.model_tools import tool_definitions
-from skillsd.daemon.endpoint import Connection, RequestContext, Router
+from skillsd.daemon.endpoint import Connection, RequestContext, Router, open_connections
 from skillsd.daemon.router import Encoded
 from skillsd.runtime import install_requests as irq
+from skillsd.runtime import process_status
 from skillsd.runtime import requests as rq
 from skillsd.runtime.services import Services
 from skillsd_protocol.messages import (
     CommandsParams,
+    DaemonStatusResult,
+    Params,
     SessionOpenParams,
     SessionOpenResult,
     ToolsListParams,
@@ -39,6 +46,7 @@ def register(router: Router, services: Services) -> None:
     router.add("session.open", partial(_session_open, services))
     router.add("tools.list", _tools_list, mode="inline")
     router.add("skills.validate", _validate, mode="thread")
+    router.add("daemon.status", partial(_status, services))
     router.emits("skills.changed")
 
 
@@ -110,6 +118,25 @@ def _release_sessions(svc: Services, conn: Connection) -> None:
 
 def _tools_list(params: ToolsListParams, ctx: RequestContext) -> ToolsListResult:
     return ToolsListResult(tools=tool_definitions(params.style or "default"))
+
+
+async def _status(svc: Services, params: Params, ctx: RequestContext) -> DaemonStatusResult:
+    # Counted on the loop that owns them; /proc is read off it.
+    clients, catalogs, sessions = open_connections(), len(svc.catalogs.entries()), len(svc.sessions)
+    started, (rss, peak) = await asyncio.to_thread(
+        lambda: (process_status.started_at(), process_status.memory())
+    )
+    return DaemonStatusResult(
+        pid=os.getpid(),
+        version=__version__,
+        started_at=started,
+        uptime_seconds=max(0.0, time.time() - started),
+        clients=clients,
+        catalogs=catalogs,
+        sessions=sessions,
+        rss_bytes=rss,
+        peak_rss_bytes=peak,
+    )
 
 
 def _validate(params: ValidateParams, ctx: RequestContext) -> ValidateResult:

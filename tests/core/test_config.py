@@ -34,7 +34,7 @@ def test_defaults_match_the_spec() -> None:
             'validation = "loose"',
             "key 'validation': Invalid enum value 'loose' (allowed: \"strict\"",
         ),
-        ("[discovery]\nmaxDepth = 5000", "(allowed: integer, 0–1000)"),
+        ("[discovery]\nmaxDepth = 5000", "(allowed: integer, 0 to 1000)"),
         ("[permissions]\ndefaultAction = 'maybe'", "key 'permissions.defaultAction'"),
         ("[roots]\nextra = 'not-a-list'", "key 'roots.extra'"),
         ("not toml = = 1", "invalid TOML"),

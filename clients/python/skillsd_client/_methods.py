@@ -109,6 +109,25 @@ class AsyncMethods:
         )
         return result
 
+    async def daemon_status(
+        self,
+        *,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.DaemonStatusResult:
+        """``daemon.status``: The daemon's pid, uptime, clients, catalogs, sessions and memory.
+
+        Application errors (`RpcError.kind`): none beyond ``-32602``.
+        """
+        result: m.DaemonStatusResult = await self.request(
+            "daemon.status",
+            _params(m.Params),
+            result_type=m.DaemonStatusResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
     async def list_skills(
         self,
         *,
@@ -998,6 +1017,25 @@ class SyncMethods:
             "ping",
             _params(m.Params),
             result_type=m.Empty,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def daemon_status(
+        self,
+        *,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.DaemonStatusResult:
+        """``daemon.status``: The daemon's pid, uptime, clients, catalogs, sessions and memory.
+
+        Application errors (`RpcError.kind`): none beyond ``-32602``.
+        """
+        result: m.DaemonStatusResult = self.request(
+            "daemon.status",
+            _params(m.Params),
+            result_type=m.DaemonStatusResult,
             timeout=timeout,
             on_progress=on_progress,
         )

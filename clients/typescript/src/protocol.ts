@@ -173,6 +173,24 @@ export interface CommandsResult {
   commands: Command[];
 }
 
+/**
+ * What a running daemon holds: `skillsd daemon status`. `startedAt` is Unix time;
+ * `clients` counts the connections it serves now; RSS is in bytes (None off Linux).
+ */
+export interface DaemonStatusResult {
+  catalogs: number;
+  clients: number;
+  /** @default null */
+  peakRssBytes?: number | null;
+  pid: number;
+  /** @default null */
+  rssBytes?: number | null;
+  sessions: number;
+  startedAt: number;
+  uptimeSeconds: number;
+  version: string;
+}
+
 /** One problem found in a skill, a config file or a scan, with a stable `code`. */
 export interface Diagnostic {
   code: string;
@@ -1291,6 +1309,8 @@ export interface Methods {
    * Error kinds: session_not_found, invalid_config.
    */
   "context.inspect": { params: InspectParams; result: InspectResult };
+  /** The daemon's pid, uptime, clients, catalogs, sessions and memory. */
+  "daemon.status": { params: Params; result: DaemonStatusResult };
   /** Introduce the client (optional); returns the protocol version and what the daemon offers. */
   "initialize": { params: InitializeParams; result: InitializeResult };
   /**
@@ -1451,6 +1471,7 @@ export const METHOD_NAMES = [
   "agents.get",
   "agents.list",
   "context.inspect",
+  "daemon.status",
   "initialize",
   "permissions.check",
   "permissions.remember",
