@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test test-ts lint typecheck bench generate clean
+.PHONY: demo test test-ts lint typecheck bench generate clean dist
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -55,7 +55,17 @@ generate: $(TEST_STAMP)
 	done
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info
+
+# What a user installs (docs/install.md): the wheel and sdist of skillsd (with the protocol
+# package and the Python client inside), and the TypeScript client as an npm tarball.
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m pip install -q build
+	$(PY) -m build --outdir dist .
+	cd clients/typescript && npm ci --no-audit --no-fund && npm run build && \
+		npm pack --silent --pack-destination ../../dist
+	@ls -1 dist
 
 # Hardening long runs (docs/security.md): fuzzers at 20x their examples, a soak of
 # SKILLSD_SOAK_SECONDS (default 120) with SKILLSD_SOAK_CLIENTS (default 16) clients, RSS growth

@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "ui",
     "mcp",
     "install",
+    "completion",
 )
 
 
@@ -52,6 +53,7 @@ COMMAND_OWNERS = {
     "remove": "install",
     "installed": "install",
     "scan": "install",
+    "completion": "completion",
 }
 
 

@@ -47,14 +47,14 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser("list", help="list the skills of a working directory")
     common(p)
-    p.add_argument("--scope", choices=("repo", "user", "extra"))
+    p.add_argument("--scope", choices=("repo", "user", "extra"), help="only skills of this scope")
     p.set_defaults(func=_list)
 
     p = subparsers.add_parser("search", help="search skills by name, description and tags")
     common(p)
-    p.add_argument("query")
-    p.add_argument("--limit", type=int)
-    p.add_argument("--scope", choices=("repo", "user", "extra"))
+    p.add_argument("query", help="what to look for: a name, words of a description, a path")
+    p.add_argument("--limit", type=int, help="at most this many hits (config search.defaultLimit)")
+    p.add_argument("--scope", choices=("repo", "user", "extra"), help="only skills of this scope")
     p.add_argument("--tag", action="append", dest="tags", help="keep skills with this tag")
     p.set_defaults(func=_search)
 
@@ -68,20 +68,33 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--path", help="the skill at this path (its dir or SKILL.md)")
     p.add_argument("--id", help="the skill with this id")
-    p.add_argument("--format", choices=("codelia", "spec", "markdown"), default="codelia")
+    p.add_argument(
+        "--format",
+        choices=("codelia", "spec", "markdown"),
+        default="codelia",
+        help="how the skill is wrapped for the model (default codelia)",
+    )
     p.set_defaults(func=_show)
 
     p = subparsers.add_parser("prompt", help="render the catalog for a system prompt")
     common(p)
-    p.add_argument("--format", choices=("xml", "codelia", "attributes", "markdown"))
-    p.add_argument("--max-bytes", type=int)
-    p.add_argument("--max-entries", type=int)
+    p.add_argument(
+        "--format",
+        choices=("xml", "codelia", "attributes", "markdown"),
+        help="the catalog's layout (default: config prompt.format)",
+    )
+    p.add_argument("--max-bytes", type=int, help="byte budget (default: config prompt.maxBytes)")
+    p.add_argument(
+        "--max-entries", type=int, help="most skills listed (default: config prompt.maxEntries)"
+    )
     p.add_argument("--no-location", action="store_true", help="leave skill paths out")
     p.add_argument("--tokens", type=int, help="a token budget (replaces --max-bytes)")
     p.add_argument(
         "--context-window", type=int, help="budget: --percent (default 2) of this many tokens"
     )
-    p.add_argument("--percent", type=float, default=2.0)
+    p.add_argument(
+        "--percent", type=float, default=2.0, help="share of --context-window (default 2)"
+    )
     p.add_argument("--query", help="the user's request: the most relevant skills are kept")
     p.add_argument(
         "--active-file",
@@ -90,7 +103,9 @@ def register(subparsers: Any) -> None:
         metavar="PATH",
         help="a file being worked on (skills with `paths` show only when one matches)",
     )
-    p.add_argument("--max-description-chars", type=int)
+    p.add_argument(
+        "--max-description-chars", type=int, help="shorten each description to this length"
+    )
     p.set_defaults(func=_prompt)
 
     p = subparsers.add_parser("schema", help="print the protocol's JSON Schema")

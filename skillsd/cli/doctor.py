@@ -131,7 +131,7 @@ def register(subparsers: Any) -> None:
         "doctor", help="report roots, config, watcher, state and every problem found"
     )
     p.add_argument("--cwd", help="working directory to diagnose (default: .)")
-    p.add_argument("--extra-root", action="append", default=[], metavar="DIR")
+    p.add_argument("--extra-root", action="append", default=[], metavar="DIR", help="an extra root")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
         "--agents",

@@ -36,7 +36,9 @@ def register(subparsers: Any) -> None:
         p = subparsers.add_parser(verb, help=summary, description=summary)
         p.add_argument("skill", help="skill name, id, or path of the skill dir / SKILL.md")
         p.add_argument("--cwd", help="working directory whose catalog to use (default: .)")
-        p.add_argument("--extra-root", action="append", default=[], metavar="DIR")
+        p.add_argument(
+            "--extra-root", action="append", default=[], metavar="DIR", help="an extra root"
+        )
         p.add_argument("--json", action="store_true", help="print the skill as JSON")
         p.set_defaults(func=_run, enabled=enabled)
 

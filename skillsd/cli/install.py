@@ -61,7 +61,11 @@ def register(subparsers: Any) -> None:
             "file://), owner/repo (GitHub), or an archive (.zip, .tar.gz, .skill)."
         ),
     )
-    add.add_argument("source", metavar="SOURCE")
+    add.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="a folder, a git URL or owner/repo (with @ref), or a .zip/.tar.gz/.skill archive",
+    )
     add.add_argument("--ref", help="branch, tag or commit (default: the default branch)")
     add.add_argument("--path", help="subfolder of the source to look in")
     add.add_argument(
@@ -98,7 +102,7 @@ def register(subparsers: Any) -> None:
         help="update locked skills to what their source holds now",
         description="Re-resolve each locked skill's ref and install what changed.",
     )
-    upd.add_argument("names", nargs="*", metavar="NAME")
+    upd.add_argument("names", nargs="*", metavar="NAME", help="the skills to update (default: all)")
     upd.add_argument("--check", action="store_true", help="show what would change, file by file")
     upd.add_argument("--force", action="store_true", help="overwrite skills modified locally")
     _common(upd)
@@ -109,7 +113,7 @@ def register(subparsers: Any) -> None:
         help="remove an installed skill, its links and its lock entry",
         description="Remove a skill the lock file owns, with the links and copies made for it.",
     )
-    rm.add_argument("name", metavar="NAME")
+    rm.add_argument("name", metavar="NAME", help="the installed skill to remove")
     _common(rm)
     rm.set_defaults(func=_failing(_remove))
 
@@ -126,7 +130,7 @@ def register(subparsers: Any) -> None:
         help="scan skills for hidden text, remote code, secrets reads and more",
         description="Static scan of a skill folder, or of every skill below PATH.",
     )
-    scan.add_argument("path", metavar="PATH")
+    scan.add_argument("path", metavar="PATH", help="a skill folder, or a folder of skills")
     _common(scan, scope=False)
     scan.set_defaults(func=_failing(_scan))
 

@@ -10,9 +10,10 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
-INSTALL_HINT = "pip install 'skillsd[mcp]'"
+from skillsd.cli.extras import extra_hint
 
 
 def register(subparsers: Any) -> None:
@@ -43,7 +44,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="over HTTP: allow binding an address other machines can reach",
     )
-    p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning"))
+    p.add_argument(
+        "--log-level",
+        default="warning",
+        choices=("debug", "info", "warning"),
+        help="stderr log verbosity (default: warning)",
+    )
     p.set_defaults(func=_mcp)
 
 
@@ -51,8 +57,10 @@ def _mcp(args: argparse.Namespace) -> int:
     try:
         import mcp.server  # noqa: F401  (the SDK: an optional extra)
     except ImportError:
+        hint = extra_hint("mcp", Path(__file__).resolve().parents[1], sys.executable)
         print(
-            f"skillsd mcp: the MCP SDK is not installed; add it with: {INSTALL_HINT}",
+            "skillsd mcp: the MCP SDK (the extra skillsd[mcp]) is not installed; add it "
+            f"with: {hint}",
             file=sys.stderr,
         )
         return 2

@@ -38,8 +38,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--path", help="run the skill at this path (its dir or SKILL.md) instead")
     p.add_argument("--id", help="run the skill with this id instead")
     p.add_argument("--cwd", help="working directory whose catalog to use (default: .)")
-    p.add_argument("--extra-root", action="append", default=[], metavar="DIR")
-    p.add_argument("--format", choices=("codelia", "spec", "markdown"), default="codelia")
+    p.add_argument("--extra-root", action="append", default=[], metavar="DIR", help="an extra root")
+    p.add_argument(
+        "--format",
+        choices=("codelia", "spec", "markdown"),
+        default="codelia",
+        help="how a skill's content is wrapped (default codelia)",
+    )
     p.add_argument("--json", action="store_true", help="print the skills.invoke result")
     p.set_defaults(func=_run)
 

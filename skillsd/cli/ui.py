@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from skillsd.cli.extras import extra_hint
+
 __all__ = ["register"]
 
 #: Exit status for a missing Textual or a bad --cwd: usage problems, as argparse reports them.
@@ -22,7 +24,7 @@ def register(subparsers: Any) -> None:
         help="browse, search and enable/disable skills in a terminal UI",
         description="A keyboard-driven skills picker talking to the shared skillsd daemon "
         "(started if needed). Needs a terminal and the extra skillsd[tui] "
-        "(from a clone: make ui, or pip install -e '.[tui]').",
+        "(from a clone: make ui; see docs/install.md).",
     )
     ui.add_argument(
         "--cwd",
@@ -41,19 +43,6 @@ def register(subparsers: Any) -> None:
     ui.set_defaults(func=_ui)
 
 
-def install_hint(package_dir: Path, python: str) -> str:
-    """How to add Textual where this ``skillsd`` package lives: a source checkout (the package
-    sits beside the project's ``pyproject.toml``) installs its own extra; an installed package
-    asks pip for the published one."""
-    checkout = package_dir.parent
-    if (checkout / "pyproject.toml").is_file() and (checkout / "Makefile").is_file():
-        return (
-            f"from this clone, run `make ui` in {checkout}, or: "
-            f"{python} -m pip install -e '{checkout}[tui]'"
-        )
-    return f"{python} -m pip install 'skillsd[tui]'"
-
-
 def _has_terminal() -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
@@ -62,9 +51,10 @@ def _ui(args: argparse.Namespace) -> int:
     try:
         importlib.import_module("textual")
     except ImportError:
-        hint = install_hint(Path(__file__).resolve().parents[1], sys.executable)
+        hint = extra_hint("tui", Path(__file__).resolve().parents[1], sys.executable)
         print(
-            f"skillsd ui needs Textual, which is not installed: install skillsd[tui] ({hint})",
+            f"skillsd ui needs Textual (the extra skillsd[tui]), which is not installed; add "
+            f"it with: {hint}",
             file=sys.stderr,
         )
         return USAGE_STATUS

@@ -386,7 +386,7 @@ def test_ui_says_how_to_install_textual_when_it_is_missing(tmp_path: Path) -> No
         check=False,
     )
     assert done.returncode == 2
-    assert "install skillsd[tui]" in done.stderr
+    assert "the extra skillsd[tui]" in done.stderr
 
 
 @sync
@@ -453,15 +453,17 @@ def test_ui_refuses_without_a_terminal_and_starts_nothing(
 
 
 def test_install_hint_for_a_clone_and_for_an_installed_package(tmp_path: Path) -> None:
-    from skillsd.cli.ui import install_hint
+    from skillsd.cli.extras import extra_hint
 
     checkout = Path(__file__).resolve().parents[2]
-    hint = install_hint(checkout / "skillsd", "/py")
-    assert f"make ui` in {checkout}" in hint
-    assert f"/py -m pip install -e '{checkout}[tui]'" in hint
+    assert extra_hint("tui", checkout / "skillsd", "/py") == (
+        f"/py -m pip install -e '{checkout}[tui]'"
+    )
+    # Installed, skillsd is on no index: the extra's own requirements are, from its metadata.
     installed = tmp_path / "site-packages" / "skillsd"
     installed.mkdir(parents=True)
-    assert install_hint(installed, "/py") == "/py -m pip install 'skillsd[tui]'"
+    assert extra_hint("tui", installed, "/py") == "/py -m pip install 'textual>=0.80'"
+    assert extra_hint("mcp", installed, "/py") == "/py -m pip install 'mcp>=2.3'"
 
 
 def test_ui_refuses_a_cwd_that_is_not_a_directory(tmp_path: Path) -> None:
