@@ -98,13 +98,15 @@ class SkillsApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "focus_search", "Search"),
         Binding("s", "next_scope", "Scope"),
-        Binding("c", "commands", "Commands"),
+        Binding("c", "commands", "Run"),
         Binding("space", "toggle_enabled", "Toggle"),
-        Binding("a", "approve", "Approve"),
+        Binding("a", "approve", "Allow"),
         Binding("t", "trust", "Trust"),
         Binding("e", "errors", "Errors"),
         Binding("i", "installed", "Installed"),
-        Binding("r", "reload", "Reload"),
+        # Left out of the footer so the rest fits 80 columns: the list reloads by itself when
+        # files change, and enter on a skill is what anyone tries first.
+        Binding("r", "reload", "Reload", show=False),
         Binding("q", "quit", "Quit"),
         Binding("escape", "leave", "Back", show=False),
     ]
@@ -146,7 +148,7 @@ class SkillsApp(App[None]):
                 yield DetailPane(id="detail")
             with TabPane("Errors", id="errors-tab"):
                 yield ErrorsPane(id="errors")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(SkillList).show_message("connecting to skillsd…")

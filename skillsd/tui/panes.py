@@ -74,7 +74,7 @@ class SkillList(OptionList):
     an option's id is the skill's id (group headers have none and are disabled)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "select", "Details"),
+        Binding("enter", "select", "Details", show=False),
     ]
 
     def show_catalog(self, skills: Sequence[SkillMetadata], keep: str | None) -> None:

@@ -521,3 +521,25 @@ async def test_the_top_bar_shows_trust_and_t_trusts_the_repository(
         assert "· trusted" in text_of(app, "#topbar")
         saved = json.loads(state_file.read_text(encoding="utf-8"))["trust"]
         assert saved == {os.path.realpath(tree["project"]): True}
+
+
+@sync
+async def test_the_footer_fits_80_columns(make_app: Callable[[], SkillsApp]) -> None:
+    """Every key the footer shows is inside an 80x24 terminal, on the picker and the installed
+    view: none is cut off at the right edge."""
+    from textual.widgets._footer import FooterKey
+
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(pilot, app)
+
+        def keys() -> list[tuple[str, int]]:
+            shown = app.screen.query(FooterKey)
+            return [(k.description, k.region.right) for k in shown if k.display]
+
+        await until(pilot, lambda: bool(keys()), "the footer")
+        assert {d for d, _ in keys()} >= {"Search", "Toggle", "Quit"}
+        assert all(right <= 80 for _, right in keys()), keys()
+        await pilot.press("i")
+        await until(pilot, lambda: "Remove" in {d for d, _ in keys()}, "the installed view")
+        assert all(right <= 80 for _, right in keys()), keys()
