@@ -1,5 +1,5 @@
-"""The wheel a user installs: built from this checkout, installed into a fresh virtual
-environment, run from somewhere else. Every package (the runtime, the MCP bridge, the protocol
+"""A user's first day, as ``docs/install.md`` tells it: the wheel built from this checkout,
+installed into a fresh virtual environment, run from somewhere else. Every package (the runtime, the MCP bridge, the protocol
 and the client) must be in it: ``skillsd --version`` and an MCP ``initialize`` + ``tools/list``
 through the installed ``skillsd`` entry point.
 
@@ -79,6 +79,46 @@ def test_the_wheel_holds_every_package(installed: Path, tmp_path: Path) -> None:
     )
     assert version.returncode == 0, version.stderr
     assert version.stdout.startswith("skillsd "), version.stdout
+
+
+def test_the_first_day_commands_of_the_install_guide(installed: Path, tmp_path: Path) -> None:
+    """``skillsd doctor`` on a new user's project, and ``completion``, from the installed
+    entry point: the commands docs/install.md gives, in the order it gives them."""
+    guide = (REPO / "docs" / "install.md").read_text(encoding="utf-8")
+    for command in ("skillsd --version", "skillsd doctor", "skillsd completion bash", "make dist"):
+        assert command in guide, command
+    home, project = tmp_path / "home", tmp_path / "project"
+    skill = project / ".claude" / "skills" / "greet"
+    skill.mkdir(parents=True)
+    (project / ".git").mkdir()
+    (skill / "SKILL.md").write_text("---\nname: greet\ndescription: Say hello.\n---\nHi.\n")
+    env = {
+        **_env(),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+    env.pop("SKILLSD_CONFIG", None)
+    doctor = subprocess.run(
+        [str(installed / "skillsd"), "doctor"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert doctor.returncode == 0, doctor.stderr
+    assert "summary: 1 skill(s) (1 enabled), 0 invalid" in doctor.stdout, doctor.stdout
+    completion = subprocess.run(
+        [str(installed / "skillsd"), "completion", "bash"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert completion.returncode == 0 and "complete -o filenames -F _skillsd skillsd" in (
+        completion.stdout
+    )
 
 
 def test_the_installed_entry_point_serves_mcp(installed: Path, tmp_path: Path) -> None:
