@@ -26,11 +26,14 @@ from skillsd.core.display_text import escape_controls
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.personas import agent_dirs, check_references, discover_agents
+from skillsd.core.skill_scan import scan_skill
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.trust import resolve_trust
 from skillsd.core.watch_plan import watch_plan
+from skillsd.installing.installer import wire_findings
 from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol import Diagnostic, Scope, SkillLoadError
+from skillsd_protocol.install import ScanFinding
 from skillsd_protocol.messages import AgentLoadError
 
 _INOTIFY_MAX_WATCHES = "/proc/sys/fs/inotify/max_user_watches"
@@ -121,6 +124,9 @@ class DoctorReport(_Out, kw_only=True):
     errors: list[Diagnostic]
     warnings: list[Diagnostic]
     invalid_skills: list[SkillLoadError]
+    #: What the static scan (``skillsd scan``) sees in the catalog's skills: warnings and
+    #: dangers only (docs/install-skills.md).
+    findings: list[ScanFinding] = msgspec.field(default_factory=list)
     #: ``skillsd list``'s last line: what was left out, why, and what would keep it.
     catalog_summary: str = ""
 
@@ -166,6 +172,10 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(render(report))
     return 0
+
+
+def _dangers(report: DoctorReport) -> int:
+    return sum(f.severity == "danger" for f in report.findings)
 
 
 def _diag(severity: Literal["error", "warning"], code: str, message: str, path: str) -> Diagnostic:
@@ -258,8 +268,22 @@ def diagnose(
         errors=errors,
         warnings=warnings,
         invalid_skills=catalog.errors,
+        findings=_scan(catalog),
         catalog_summary=list_summary(catalog, catalog.skills),
     )
+
+
+def _scan(catalog: Catalog) -> list[ScanFinding]:
+    """The warnings and dangers of every listed skill (each skill folder once)."""
+    found: list[ScanFinding] = []
+    seen: set[str] = set()
+    for skill in catalog.skills:
+        if skill.dir in seen:
+            continue
+        seen.add(skill.dir)
+        notable = [f for f in scan_skill(skill.dir) if f.severity != "info"]
+        found.extend(wire_findings(notable, skill.name))
+    return found
 
 
 def _config(cwd: str, env: Any, errors: list[Diagnostic]) -> tuple[Config, list[ConfigFile]]:
@@ -381,6 +405,12 @@ def render(report: DoctorReport) -> str:
             lines.append("")
             lines.append(f"{title} ({len(items)}):")
             lines.extend(f"  {d.path}: [{d.code}] {d.message}" for d in items)
+    if report.findings:
+        lines.append("")
+        lines.append(f"scan findings ({len(report.findings)}; `skillsd scan PATH` for one skill):")
+        for f in report.findings:
+            where = f"{f.file}:{f.line}" if f.line is not None else f.file
+            lines.append(f"  {f.severity:<7} {f.skill}/{where}: [{f.code}] {f.message}")
     k = report.skills
     lines.append("")
     if report.catalog_summary:
@@ -388,5 +418,6 @@ def render(report: DoctorReport) -> str:
     lines.append(
         f"summary: {k.total} skill(s) ({k.enabled} enabled), {k.invalid} invalid, "
         f"{len(report.errors)} error(s), {len(report.warnings)} warning(s)"
+        + (f", {dangers} dangerous scan finding(s)" if (dangers := _dangers(report)) else "")
     )
     return "\n".join(map(escape_controls, lines))

@@ -167,7 +167,8 @@ def _failed(step: str, message: str, **data: object) -> SkillsdError:
     return SkillsdError(message, InstallFailedData(step=step, **data))  # type: ignore[arg-type]
 
 
-def _wire(findings: list[Finding], skill: str) -> list[ScanFinding]:
+def wire_findings(findings: list[Finding], skill: str) -> list[ScanFinding]:
+    """The scan's findings of ``skill`` as the protocol carries them."""
     return [
         ScanFinding(
             code=f.code,
@@ -354,7 +355,7 @@ def _stage(
             f"({len(danger)} danger finding{'s' if len(danger) > 1 else ''}; "
             "force installs it anyway)",
             skill=name,
-            findings=_wire(danger, name),
+            findings=wire_findings(danger, name),
         )
     try:
         files = file_digests(staged, max_files=max_files, max_bytes=max_bytes)
@@ -558,7 +559,7 @@ def _install_chosen(
         )
         skills[skill.name] = entry
         staged_all.append((staged, links, entry))
-        findings.extend(_wire(staged.findings, skill.name))
+        findings.extend(wire_findings(staged.findings, skill.name))
     pause_point("staged", ctx.env)
     new_lock = LockFile(skills=dict(sorted(skills.items())))
     ctx.say(f"placing {len(staged_all)} skill{'s' if len(staged_all) != 1 else ''}")
@@ -751,13 +752,13 @@ def _update(
         danger = [f for f in staged.findings if f.severity == "danger"]
         if danger and not params.force:
             update_info.skipped = f"the scan found {len(danger)} danger findings; force installs"
-            findings.extend(_wire(danger, name))
+            findings.extend(wire_findings(danger, name))
             continue
         _place(txn, target, staged, entry.agents, entry.mode, owned=entry, force=params.force)
         skills[name] = _moved(entry, fetched.commit, staged.digest)
         staged_all.append(staged)
         update_info.applied = True
-        findings.extend(_wire(staged.findings, name))
+        findings.extend(wire_findings(staged.findings, name))
     new_lock = LockFile(skills=dict(sorted(skills.items())))
     if not params.check and (staged_all or new_lock != lock):
         txn.commit(encode_lock(new_lock), ctx.env)
@@ -886,7 +887,7 @@ def _restore(
         links = _place(txn, target, staged, entry.agents, entry.mode, owned=entry, force=True)
         staged_all.append(staged)
         restored.append(_installed_skill(target, name, entry, links))
-        findings.extend(_wire(staged.findings, name))
+        findings.extend(wire_findings(staged.findings, name))
     if restored:
         pause_point("staged", ctx.env)
         txn.commit(encode_lock(lock), ctx.env)
@@ -935,5 +936,5 @@ def scan_path(path: str) -> ScanResult:
             )
     findings: list[ScanFinding] = []
     for name, folder in skills:
-        findings.extend(_wire(scan_skill(folder), name))
+        findings.extend(wire_findings(scan_skill(folder), name))
     return ScanResult(findings=findings)

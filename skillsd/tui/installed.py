@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 from skillsd.core.display_text import escape_controls
 from skillsd.tui.dialogs import Choice, ChoiceDialog
 from skillsd_client import AsyncClient, ClientError
-from skillsd_protocol.install import LockedSkill, UpdateResult
+from skillsd_protocol.install import LockedSkill, ScanFinding, UpdateResult
 
 __all__ = ["InstalledScreen"]
 
@@ -42,6 +42,18 @@ def _details(skill: LockedSkill) -> str:
     lines += [f"  broken {link}" for link in skill.broken_links]
     if skill.ref:
         lines.append(f"  ref {skill.ref}")
+    return escape_controls("\n".join(lines), multiline=True)
+
+
+def _findings_text(findings: list[ScanFinding]) -> str:
+    """The scan's warnings and dangers of one skill, for its details."""
+    notable = [f for f in findings if f.severity != "info"]
+    if not notable:
+        return "  scan: nothing to warn about"
+    lines = [f"  scan: {len(notable)} finding(s)"]
+    for f in notable:
+        where = f"{f.file}:{f.line}" if f.line is not None else f.file
+        lines.append(f"    {f.severity} {where}: [{f.code}] {f.message}")
     return escape_controls("\n".join(lines), multiline=True)
 
 
@@ -85,6 +97,8 @@ class InstalledScreen(ModalScreen[None]):
         self.cwd = cwd
         self.skills: list[LockedSkill] = []
         self.lock_path = ""
+        #: The scan's findings per installed skill path, asked once per reload.
+        self.findings: dict[str, list[ScanFinding]] = {}
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -118,6 +132,7 @@ class InstalledScreen(ModalScreen[None]):
             return
         self.skills = result.skills
         self.lock_path = result.lock
+        self.findings = {}
         options = self.query_one(OptionList)
         keep = options.highlighted
         options.clear_options()
@@ -126,14 +141,35 @@ class InstalledScreen(ModalScreen[None]):
         self.query_one("#installed-title", Static).update(Text(title))
         if self.skills:
             options.highlighted = min(keep or 0, len(self.skills) - 1)
-            self._say(_details(self.skills[options.highlighted]))
+            self._show(self.skills[options.highlighted])
         else:
             self._say("No skills installed here yet: `skillsd add SOURCE` installs some.")
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         skill = self.selected
         if skill is not None:
-            self._say(_details(skill))
+            self._show(skill)
+
+    def _show(self, skill: LockedSkill) -> None:
+        """The skill's details, then what the scan sees in it (asked once)."""
+        findings = self.findings.get(skill.path)
+        if findings is not None:
+            self._say(f"{_details(skill)}\n{_findings_text(findings)}")
+            return
+        self._say(_details(skill))
+        if skill.status != "missing":
+            self._scan(skill)
+
+    @work(group="installed-scan", exclusive=True)
+    async def _scan(self, skill: LockedSkill) -> None:
+        try:
+            result = await self.client.scan(path=skill.path, cwd=self.cwd)
+        except ClientError as exc:
+            self._report(f"scanning {skill.name} failed", exc)
+            return
+        self.findings[skill.path] = result.findings
+        if self.selected == skill:
+            self._show(skill)
 
     @work(group="installed-action", exclusive=True)
     async def _update(self, names: list[str] | None, check: bool) -> None:

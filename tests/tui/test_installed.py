@@ -27,7 +27,9 @@ def project_and_app(tmp_path: Path, short_dir: Path) -> tuple[Path, Callable[[],
     environ = daemon_env(tree, SKILLSD_RUNTIME_DIR=os.fspath(short_dir / "run"))
     vendor = tmp_path / "vendor" / "tidy-imports"
     vendor.mkdir(parents=True)
-    (vendor / "SKILL.md").write_text("---\nname: tidy-imports\ndescription: Sorts.\n---\nb\n")
+    (vendor / "SKILL.md").write_text(
+        "---\nname: tidy-imports\ndescription: Sorts.\nallowed-tools: Bash\n---\nb\n"
+    )
     ctx = InstallContext(cwd=str(tree["project"]), env=environ, home=environ["HOME"])
     install(InstallParams(source=str(vendor.parent), agents=["claude-code"]), ctx)
 
@@ -55,11 +57,17 @@ async def test_installed_view_states_and_remove(
         assert isinstance(screen, InstalledScreen)
         await until(pilot, lambda: _rows(screen), "the rows")
         assert "tidy-imports" in _rows(screen)[0] and " ok " in _rows(screen)[0]
+
+        def detail() -> str:
+            return str(screen.query_one("#installed-detail", Static).content)
+
+        # What the scan sees in the installed skill comes with its details.
+        await until(pilot, lambda: "scan: 1 finding(s)" in detail(), "the scan findings")
+        assert "warning SKILL.md:4: [scan.broad-grant]" in detail()
         (project / ".agents" / "skills" / "tidy-imports" / "notes.md").write_text("mine")
         await pilot.press("r")
         await until(pilot, lambda: "modified" in _rows(screen)[0], "the modified state")
-        detail = str(screen.query_one("#installed-detail", Static).content)
-        assert "modified notes.md" in detail
+        assert "modified notes.md" in detail()
         await pilot.press("x")
         await pilot.press("y")
         await until(pilot, lambda: not _rows(screen), "the removal")
