@@ -1,7 +1,8 @@
 """A user's first day, as ``docs/install.md`` tells it: the wheel built from this checkout,
-installed into a fresh virtual environment, run from somewhere else. Every package (the runtime, the MCP bridge, the protocol
-and the client) must be in it: ``skillsd --version`` and an MCP ``initialize`` + ``tools/list``
-through the installed ``skillsd`` entry point.
+installed into a fresh virtual environment, run from somewhere else. Every package (the
+runtime, the MCP bridge, the protocol and the client) must be in it: ``skillsd --version``,
+``skillsd doctor`` and an MCP ``initialize`` + ``tools/list`` through the installed ``skillsd``
+entry point.
 
 The dependencies come from this suite's own environment (a ``.pth`` line), so the test needs no
 network; skillsd itself comes from the wheel only (checked by where it is imported from)."""
