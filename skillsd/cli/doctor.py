@@ -408,9 +408,11 @@ def render(report: DoctorReport) -> str:
     if report.findings:
         lines.append("")
         lines.append(f"scan findings ({len(report.findings)}; `skillsd scan PATH` for one skill):")
-        for f in report.findings:
-            where = f"{f.file}:{f.line}" if f.line is not None else f.file
-            lines.append(f"  {f.severity:<7} {f.skill}/{where}: [{f.code}] {f.message}")
+        for seen in report.findings:
+            where = f"{seen.file}:{seen.line}" if seen.line is not None else seen.file
+            lines.append(
+                f"  {seen.severity:<7} {seen.skill}/{where}: [{seen.code}] {seen.message}"
+            )
     k = report.skills
     lines.append("")
     if report.catalog_summary:
