@@ -410,9 +410,7 @@ def render(report: DoctorReport) -> str:
         lines.append(f"scan findings ({len(report.findings)}; `skillsd scan PATH` for one skill):")
         for seen in report.findings:
             where = f"{seen.file}:{seen.line}" if seen.line is not None else seen.file
-            lines.append(
-                f"  {seen.severity:<7} {seen.skill}/{where}: [{seen.code}] {seen.message}"
-            )
+            lines.append(f"  {seen.severity:<7} {seen.skill}/{where}: [{seen.code}] {seen.message}")
     k = report.skills
     lines.append("")
     if report.catalog_summary:
