@@ -434,9 +434,12 @@ def test_config_errors_name_file_key_and_reason(client: Client, tree: dict[str, 
     assert "discovery.maxDepth" in wrong_type and "Expected `int`" in wrong_type
     project_config = tree["project"] / ".agents" / "skillsd.toml"
     configure(tree, "")
-    project_config.write_text("[search]\nbogus = 1\n")
-    unknown = client.err("skills.list")["message"]
-    assert os.fspath(project_config) in unknown and "bogus" in unknown
+    # An unknown key is a warning in the catalog's diagnostics; the request goes on.
+    project_config.write_text("[search]\nmaxLimt = 1\n")
+    listed = client.ok("skills.list")
+    (typo,) = [d for d in listed["diagnostics"] if d["code"] == "config.unknown_key"]
+    assert typo["path"] == os.fspath(project_config)
+    assert typo["message"] == "`search.maxLimt` is not a setting; did you mean `search.maxLimit`?"
 
 
 def test_config_changes_apply_without_a_restart(client: Client, tree: dict[str, Path]) -> None:
