@@ -21,7 +21,7 @@ from typing import Any
 
 from skillsd.core import limits
 from skillsd.core.bounded_read import read_regular_file
-from skillsd.core.catalog import Catalog, list_result
+from skillsd.core.catalog import Catalog, list_result, without_copies
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.catalog_delta import DeltaIds
 from skillsd.core.catalog_prompt import (
@@ -299,11 +299,16 @@ def list_skills(
     changed skills instead of all of them (docs/embedding.md); a ``scope`` filter or
     ``includeDisabled:
     false`` always gets the full list."""
-    result = list_result(view.catalog, scope=params.scope, include_disabled=params.include_disabled)
+    result = list_result(
+        view.catalog,
+        scope=params.scope,
+        include_disabled=params.include_disabled,
+        agent=params.agent,
+    )
     result.trusted = view.trusted
     if state_problem is not None:
         result.diagnostics = [*result.diagnostics, state_problem]
-    if delta is not None and params.scope is None and params.include_disabled:
+    if delta is not None and params.scope is None and params.include_disabled and not params.agent:
         by_id = view.catalog.by_id
         result.skills = []
         result.delta = CatalogDelta(
@@ -475,7 +480,11 @@ def prompt(
         return render_active_skills(
             loaded, format=fmt, max_entries=max_entries, max_bytes=params.max_bytes
         )
-    skills = view.catalog.skills
+    # One agent's view, and a skill copied into several folders once.
+    catalog = view.catalog
+    skills = without_copies(
+        catalog.skills if params.agent is None else catalog.seen_by(params.agent)
+    )
     max_bytes = params.max_bytes if params.max_bytes is not None else budget.max_bytes
     if not _within_budget(params):
         return render_catalog(

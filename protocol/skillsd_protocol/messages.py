@@ -136,6 +136,9 @@ class ListParams(Params, kw_only=True):
     #: The generation the client already has: the answer is a ``delta`` from it when the
     #: daemon still holds the changes since (docs/embedding.md).
     since_generation: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    #: One agent's view (``claude-code``, ``codex``, ...): only what it discovers here, a name
+    #: clash decided as that agent decides it (docs/agents.md).
+    agent: str | None = None
 
 
 class CatalogDelta(Wire, kw_only=True):
@@ -340,6 +343,8 @@ class PromptParams(Params, kw_only=True):
     active_files: list[PathText] | None = None
     #: The user's request: over budget, the skills most relevant to it keep their place.
     query: Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)] | None = None
+    #: Render one agent's view (see ``skills.list``).
+    agent: str | None = None
 
 
 class PromptResult(Wire, kw_only=True):

@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 import msgspec
 
-Scope = Literal["repo", "user", "extra"]
+Scope = Literal["repo", "user", "plugin", "extra"]
 Severity = Literal["error", "warning", "info"]
 
 #: Scope precedence used for ordering and for deduplicating the same file reached twice.
-SCOPE_ORDER: dict[str, int] = {"repo": 0, "user": 1, "extra": 2}
+SCOPE_ORDER: dict[str, int] = {"repo": 0, "user": 1, "plugin": 2, "extra": 3}
 
 
 class Wire(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
@@ -91,6 +91,16 @@ def _default_invocation() -> Invocation:
     return DEFAULT_INVOCATION
 
 
+class PluginInfo(Wire, kw_only=True):
+    """The agent's plugin a skill came in (scope ``plugin``): its name, where it was installed
+    from and its version when the agent recorded them, and which agent enabled it."""
+
+    name: str
+    agent: str
+    marketplace: str | None = None
+    version: str | None = None
+
+
 class SkillMetadata(Wire, kw_only=True):
     """A discovered, valid (or leniently accepted) skill as listed in a catalog."""
 
@@ -116,8 +126,15 @@ class SkillMetadata(Wire, kw_only=True):
     invocation: Invocation = msgspec.field(default_factory=_default_invocation)
     host: HostFields | None = None
     #: The coding agents that would find this skill by their own rules (``claude-code``,
-    #: ``codex``, ``opencode``); empty (and omitted) for roots only skillsd reads.
+    #: ``codex``, ``copilot``, ...); empty (and omitted) for roots only skillsd reads.
     agents: list[str] = msgspec.field(default_factory=list)
+    #: The plugin it came in, and its namespaced name (``plugin:skill``) when the agent
+    #: namespaces its plugins' skills.
+    plugin: PluginInfo | None = None
+    qualified_name: str | None = None
+    #: The id of the first skill (in catalog order) whose folder holds byte-identical files:
+    #: this one is a copy, shown once in prompts and commands.
+    copy_of: str | None = None
 
 
 class SkillLoadError(Wire, kw_only=True):

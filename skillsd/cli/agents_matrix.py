@@ -1,28 +1,32 @@
-"""``skillsd doctor --agents``: which coding agent finds which skill (docs/embedding.md).
+"""``skillsd doctor --agents``: which coding agent finds which skill (docs/agents.md).
 
 A matrix of every listed skill against every agent of
-:data:`skillsd.core.agent_folders.AGENTS`, from the ``agents[]`` the catalog computed, followed by
-the skills some agent will miss, each with the folders that agent reads instead.
+:data:`skillsd.core.agent_folders.AGENT_RULES`: ``yes`` when the agent uses it, ``hid`` when the
+agent finds it but keeps another skill of that name (its own precedence), ``-`` when it does
+not look there; then the skills some agent misses, each with the folders that agent reads, and
+copies of one skill that have drifted apart.
 """
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Mapping
 
 import msgspec
 
-from skillsd.core.agent_folders import AGENTS, SKILL_FOLDERS
+from skillsd.core.agent_folders import AGENT_RULES, AgentRules
 from skillsd.core.catalog import Catalog
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
 from skillsd.core.display_text import escape_controls
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
+from skillsd.core.skill_copies import drift
 from skillsd.core.state import StateStore, default_state_path
 from skillsd_protocol import Scope
 
-__all__ = ["AgentsMatrix", "agents_matrix", "print_agents", "render_matrix"]
+__all__ = ["AgentsMatrix", "agents_matrix", "drift_lines", "print_agents", "render_matrix"]
 
 
 class _Out(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
@@ -37,6 +41,9 @@ class MatrixRow(_Out, kw_only=True):
     agents: list[str]
     #: The agents that will not find this skill.
     missed_by: list[str]
+    #: The agents that find it but use another skill of its name.
+    hidden_for: list[str] = msgspec.field(default_factory=list)
+    copy_of: str | None = None
 
 
 class AgentsMatrix(_Out, kw_only=True):
@@ -44,13 +51,31 @@ class AgentsMatrix(_Out, kw_only=True):
 
     agents: list[str]
     skills: list[MatrixRow]
-    #: Agent -> the folders it reads (``~`` for the home directory; repo folders are relative
-    #: to every directory from the repository root down to the working directory).
+    #: Agent -> the folders it reads, highest precedence first (``~`` for the home directory;
+    #: repo folders relative to the working directory, and to each parent up to the repository
+    #: root for an agent that walks up).
     folders: dict[str, list[str]]
+    #: Same-named skills whose files differ ("`a` differs from `b` in 2 files").
+    drift: list[str] = msgspec.field(default_factory=list)
+
+
+def _folders(rules: AgentRules) -> list[str]:
+    where = " (and each parent)" if rules.walk == "chain" else ""
+    project = [f"{p}{where}" for p in rules.project]
+    user = [*rules.system, *rules.user, *(f"${v}" for v, _ in rules.env_lists)]
+    return [*user, *project] if rules.user_first else [*project, *user]
 
 
 def agents_matrix(catalog: Catalog) -> AgentsMatrix:
-    """Rows in catalog order; ``missedBy`` lists the agents not in the skill's ``agents``."""
+    """Rows in catalog order. The columns: every agent with real adoption, and a secondary one
+    only when it finds something here."""
+    seen = {rules.name: {s.id for s in catalog.seen_by(rules.name)} for rules in AGENT_RULES}
+    shown = [
+        rules
+        for rules in AGENT_RULES
+        if not rules.secondary or any(rules.name in s.agents for s in catalog.skills)
+    ]
+    names = [rules.name for rules in shown]
     rows = [
         MatrixRow(
             id=s.id,
@@ -58,45 +83,78 @@ def agents_matrix(catalog: Catalog) -> AgentsMatrix:
             path=s.path,
             scope=s.scope,
             agents=list(s.agents),
-            missed_by=[a for a in AGENTS if a not in s.agents],
+            missed_by=[a for a in names if a not in s.agents],
+            hidden_for=[a for a in s.agents if a in seen and s.id not in seen[a]],
+            copy_of=s.copy_of,
         )
         for s in catalog.skills
     ]
-    folders = {a: [f.path for f in SKILL_FOLDERS if a in f.agents] for a in AGENTS}
-    return AgentsMatrix(agents=list(AGENTS), skills=rows, folders=folders)
+    return AgentsMatrix(
+        agents=names,
+        skills=rows,
+        folders={rules.name: _folders(rules) for rules in shown},
+        drift=drift_lines(catalog),
+    )
+
+
+def drift_lines(catalog: Catalog) -> list[str]:
+    """One line per pair of same-named skills whose files differ (copies drifted apart)."""
+    lines = []
+    for group in catalog.by_name.values():
+        plain = [s for s in group if s.qualified_name is None and s.copy_of is None]
+        for a, b in itertools.pairwise(plain):
+            changes = drift(a, b)
+            if changes:
+                differ = changes.names()
+                lines.append(
+                    f"{a.dir} differs from {b.dir} in {len(differ)} file(s): "
+                    + ", ".join(differ[:5])
+                    + (", ..." if len(differ) > 5 else "")
+                )
+    return lines
 
 
 def render_matrix(matrix: AgentsMatrix) -> str:
-    """The human form: a yes/- table, then who misses what and where they would look."""
+    """The human form: a yes/hid/- table, then who misses what and where they would look."""
     if not matrix.skills:
         return "no skills here: nothing for any agent to find"
     names = [escape_controls(r.name) for r in matrix.skills]
     width = max(len("skill"), *map(len, names))
     columns = [max(len(a), 3) for a in matrix.agents]
-    header = f"{'skill':<{width}}  scope  " + "  ".join(
+    header = f"{'skill':<{width}}  {'scope':<6}  " + "  ".join(
         f"{a:<{w}}" for a, w in zip(matrix.agents, columns, strict=True)
     )
     lines = [header.rstrip()]
     for name, row in zip(names, matrix.skills, strict=True):
         cells = "  ".join(
-            f"{'yes' if a in row.agents else '-':<{w}}"
-            for a, w in zip(matrix.agents, columns, strict=True)
+            f"{_cell(row, a):<{w}}" for a, w in zip(matrix.agents, columns, strict=True)
         )
-        lines.append(f"{name:<{width}}  {row.scope:<5}  {cells}".rstrip())
-    missed = [r for r in matrix.skills if r.missed_by]
+        lines.append(f"{name:<{width}}  {row.scope:<6}  {cells}".rstrip())
     lines.append("")
+    lines.append("yes: the agent uses it; hid: it finds it but uses another of that name")
+    missed = [r for r in matrix.skills if r.missed_by]
     if not missed:
         lines.append(f"every agent ({', '.join(matrix.agents)}) finds every skill")
-        return "\n".join(lines)
-    lines.append(f"missed by some agent ({len(missed)} of {len(matrix.skills)} skills):")
-    for row in missed:
-        who = ", ".join(row.missed_by)
-        lines.append(escape_controls(f"  {row.name}: not found by {who}  ({row.path})"))
+    else:
+        lines.append(f"missed by some agent ({len(missed)} of {len(matrix.skills)} skills):")
+        for row in missed:
+            who = ", ".join(row.missed_by)
+            lines.append(escape_controls(f"  {row.name}: not found by {who}  ({row.path})"))
+    if matrix.drift:
+        lines.append("")
+        lines.append("same name, different files:")
+        lines.extend(escape_controls(f"  {line}") for line in matrix.drift)
     lines.append("")
-    lines.append("where each agent looks (repo folders: from the repository root down to cwd):")
+    lines.append("where each agent looks, highest precedence first:")
     for agent in matrix.agents:
         lines.append(f"  {agent}: {', '.join(matrix.folders[agent])}")
     return "\n".join(lines)
+
+
+def _cell(row: MatrixRow, agent: str) -> str:
+    if agent not in row.agents:
+        return "-"
+    return "hid" if agent in row.hidden_for else "yes"
 
 
 def print_agents(

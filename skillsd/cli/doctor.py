@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from skillsd.cli.agents_matrix import print_agents
+from skillsd.cli.agents_matrix import drift_lines, print_agents
 from skillsd.cli.list_summary import list_summary
 from skillsd.core.catalog import Catalog
 from skillsd.core.catalog_build import build_catalog
@@ -211,6 +211,11 @@ def diagnose(
         )
     for load_error in catalog.errors:
         errors.append(_diag("error", "skill.invalid", load_error.message, load_error.path))
+    # Copies of one skill in several agents' folders that no longer match.
+    warnings.extend(
+        _diag("warning", "skill.drift", line, line.split(" differs from ")[0])
+        for line in drift_lines(catalog)
+    )
 
     dirs = agent_dirs(cwd, config, home=home, env=env)
     agents, agent_errors = discover_agents(dirs)

@@ -18,12 +18,14 @@ from typing import TypeVar, get_args
 
 import msgspec
 
+from skillsd.core.agent_view import agent_precedence, agent_view, known_agent
 from skillsd.core.commands import CommandScan, command_list
 from skillsd.core.config import Config
 from skillsd.core.discovery import (
     FoundSkill,
     Root,
     RootPlan,
+    repo_chain,
 )
 from skillsd.core.errors import SkillsdError
 from skillsd.core.name_distance import closest_names, normalize_name
@@ -149,7 +151,8 @@ class Catalog:
 
     @property
     def roots(self) -> tuple[Root, ...]:
-        return self.plan.roots
+        """Every root the build scanned, the plugins' included."""
+        return self.plan.all_roots
 
     def get(self, skill_id: str) -> SkillMetadata | None:
         return self.by_id.get(skill_id)
@@ -189,7 +192,17 @@ class Catalog:
     def slash_commands(self) -> list[Command]:
         """``skills.commands``: enabled user-invocable skills and the command files no enabled
         skill hides, sorted by name (built on each call: the daemon keeps its encoded answer)."""
-        return command_list(self.skills, self.commands.files)
+        return command_list(without_copies(self.skills), self.commands.files)
+
+    def seen_by(self, agent: str) -> list[SkillMetadata]:
+        """What ``agent`` discovers here, a name clash decided as that agent decides it
+        (``skills.list {agent}``); an unknown agent is a bad ``agent`` param."""
+        rules = known_agent(agent)
+        plan = self.plan
+        precedence = agent_precedence(
+            rules, chain=repo_chain(plan), home=plan.home, env=dict(plan.env)
+        )
+        return agent_view(self.skills, rules, precedence)
 
     def grants_need_trust(self, skill: SkillMetadata) -> bool:
         """Whether ``skill``'s ``allowed-tools`` count only while the repository is trusted: it
@@ -301,8 +314,9 @@ class Catalog:
         )
 
     def named(self, name: str) -> list[SkillMetadata]:
-        """The skills called ``name`` (enabled or not), or ``name@scope`` (``@repo``, ``@user``,
-        ``@extra``): the spelling MCP prompts use for a shared name, and how a person picks one."""
+        """The skills called ``name`` (enabled or not), ``name@scope`` (``@repo``, ``@user``,
+        ``@plugin``, ``@extra``: the spelling MCP prompts use for a shared name, and how a person
+        picks one), or a plugin's ``plugin:skill``."""
         wanted = normalize_name(name)
         same = self.by_name.get(wanted)
         if same is not None:
@@ -310,6 +324,9 @@ class Catalog:
         plain, at, scope = wanted.rpartition("@")
         if at and scope in SCOPES:
             return [s for s in self.by_name.get(plain, []) if s.scope == scope]
+        _plugin, colon, skill = wanted.rpartition(":")
+        if colon:
+            return [s for s in self.by_name.get(skill, []) if s.qualified_name == wanted]
         return []
 
     def _resolve_name(self, name: str, include_disabled: bool) -> SkillMetadata:
@@ -342,6 +359,12 @@ class Catalog:
 
 #: The scopes a ``name@scope`` may name.
 SCOPES = frozenset(get_args(Scope))
+
+
+def without_copies(skills: list[SkillMetadata]) -> list[SkillMetadata]:
+    """``skills`` without the identical copies of a skill also in the list (shown once)."""
+    ids = {s.id for s in skills if s.copy_of is None}
+    return [s for s in skills if s.copy_of is None or s.copy_of not in ids]
 
 
 def _pick_one(skills: list[SkillMetadata]) -> str:
@@ -401,10 +424,15 @@ def diff_catalogs(old: Catalog | None, new: Catalog) -> CatalogDiff:
 
 
 def list_result(
-    catalog: Catalog, *, scope: str | None = None, include_disabled: bool = True
+    catalog: Catalog,
+    *,
+    scope: str | None = None,
+    include_disabled: bool = True,
+    agent: str | None = None,
 ) -> ListResult:
-    """The catalog as ``skills.list`` (and ``skillsd list --json``) report it."""
-    skills = catalog.skills
+    """The catalog as ``skills.list`` (and ``skillsd list --json``) report it; with ``agent``,
+    that agent's view."""
+    skills = catalog.skills if agent is None else catalog.seen_by(agent)
     if scope is not None or not include_disabled:
         skills = [
             s

@@ -20,6 +20,7 @@ import gc
 import os
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 import msgspec
 
@@ -41,6 +42,8 @@ from skillsd.core.discovery import (
     scan_plan,
     skill_from_listing,
 )
+from skillsd.core.plugin_roots import plugin_skill_folders
+from skillsd.core.skill_copies import copies_of
 from skillsd.core.skillfile import SKILL_FILE, ParsedSkillFile, read_skill_file
 from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata
 
@@ -123,8 +126,15 @@ def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
         invocation=fields.invocation,
         host=fields.host,
         agents=_agents_list(found.agents),
+        plugin=found.root.plugin,
+        qualified_name=_qualified(found.root, fields.name),
     )
     return _Entry(found=found, id=sid, base=base, error=None)
+
+
+def _qualified(root: Root, name: str) -> str | None:
+    plugin = root.plugin
+    return f"{plugin.name}:{name}" if plugin is not None and root.namespaced else None
 
 
 #: One shared (read-only) ``agents`` list per combination: 10 000 skills hold a handful of lists.
@@ -148,6 +158,8 @@ def _moved(entry: _Entry, found: FoundSkill) -> _Entry:
             root=found.root.path,
             resources=found.resources,
             agents=_agents_list(found.agents),
+            plugin=found.root.plugin,
+            qualified_name=_qualified(found.root, base.name),
         )
     return _Entry(found=found, id=entry.id, base=base, error=entry.error)
 
@@ -162,6 +174,11 @@ def _duplicate_warning(skill: SkillMetadata, others: list[SkillMetadata]) -> Dia
         + "; refer to this one by path or id",
         path=skill.path,
     )
+
+
+def _content_of(skill_id: str, copies: dict[str, str]) -> str:
+    """The id standing for a skill's content: the first skill with the same files."""
+    return copies.get(skill_id, skill_id)
 
 
 def _unopened(path: str, problems: list[Diagnostic]) -> Diagnostic:
@@ -254,16 +271,26 @@ def _assemble(
             errors_by_real_path[real] = entry.error
 
     # Copies only for skills that differ from their cached entry: duplicates and disabled ones.
+    # A plugin's namespaced skills (plugin:skill) never clash with another name.
+    groups = [
+        shared
+        for group in by_name.values()
+        if len(group) > 1 and len(shared := [s for s in group if s.qualified_name is None]) > 1
+    ]
+    copies = copies_of(groups)
     decorated: dict[str, SkillMetadata] = {}
-    for group in by_name.values():
-        if len(group) > 1:
-            for skill in group:
-                others = [s for s in group if s is not skill]
-                decorated[skill.id] = msgspec.structs.replace(
-                    skill,
-                    same_name=[s.id for s in others],
-                    diagnostics=[*skill.diagnostics, _duplicate_warning(skill, others)],
-                )
+    for group in groups:
+        for skill in group:
+            same = _content_of(skill.id, copies)
+            others = [s for s in group if s is not skill and _content_of(s.id, copies) != same]
+            changes: dict[str, object] = {}
+            if skill.id in copies:
+                changes["copy_of"] = copies[skill.id]
+            if others:
+                changes["same_name"] = [s.id for s in others]
+                changes["diagnostics"] = [*skill.diagnostics, _duplicate_warning(skill, others)]
+            if changes:
+                decorated[skill.id] = msgspec.structs.replace(skill, **changes)
     if disabled:
         for skill in skills:
             if _is_disabled(skill, real_path_of[skill.id], disabled):
@@ -324,6 +351,7 @@ def build_catalog(
     """
     # Without reusable parses every SKILL.md is opened and fstat'ed anyway: no stat in the scan.
     reusable = previous is not None and previous.mode == config.validation
+    plan = _with_plugins(plan)
     with _gc_paused():
         result = scan_plan(plan, config, stat_files=reusable)
         return _assemble(
@@ -455,6 +483,19 @@ def _owning_skill(path: str, catalog: Catalog) -> FoundSkill | None:
         if parent == current:
             return None
         current = parent
+
+
+def _with_plugins(plan: RootPlan) -> RootPlan:
+    """``plan`` with the skills folders of the agents' enabled plugins as they are now (read at
+    every full build: a plugin enabled or removed shows at the next one)."""
+    if not plan.home:
+        return plan
+    found = plugin_skill_folders(home=plan.home, env=dict(plan.env), repo_root=plan.repo_root)
+    roots = tuple(
+        Root(f.path, "plugin", 0, (f.plugin.agent,), plugin=f.plugin, namespaced=f.namespaced)
+        for f in found
+    )
+    return plan if roots == plan.plugin_roots else replace(plan, plugin_roots=roots)
 
 
 def _full_rebuild(previous: Catalog) -> Catalog:

@@ -28,8 +28,10 @@ from operator import attrgetter
 from skillsd.core import limits
 from skillsd.core.agent_folders import (
     COMMAND_FOLDER,
+    ENV_VARIABLES,
     SKILL_FOLDERS,
     agents_in_order,
+    env_folders,
     user_folder_path,
 )
 from skillsd.core.config import DEFAULT_CONFIG, Config
@@ -38,7 +40,7 @@ from skillsd.core.host_fields import OPENAI_YAML, OPENAI_YAML_DIR
 from skillsd.core.skillfile import SKILL_FILE
 from skillsd.core.tree_walk import TreeWalk
 from skillsd_protocol import Diagnostic, ResourceCounts, Scope
-from skillsd_protocol.model import SCOPE_ORDER
+from skillsd_protocol.model import SCOPE_ORDER, PluginInfo
 
 __all__ = [
     "ENV_ROOT",
@@ -86,6 +88,10 @@ class Root:
     #: Only a project config's ``roots.extra`` named it: its skills' grants need the repository
     #: to be trusted, as repo-scope skills' do (docs/permissions.md).
     from_project: bool = False
+    #: The enabled plugin this folder belongs to (scope ``plugin``).
+    plugin: PluginInfo | None = None
+    #: Its skills are named ``plugin:skill`` (not so for Gemini CLI's extensions).
+    namespaced: bool = False
 
     @property
     def order_key(self) -> tuple[int, int, str]:
@@ -102,6 +108,18 @@ class RootPlan:
     roots: tuple[Root, ...]
     #: Where legacy command files live (docs/protocol.md): the repo chain nearest first, then home.
     command_dirs: tuple[str, ...] = ()
+    #: The home directory and the environment variables that move agents' folders, for what is
+    #: resolved at build time (plugins) and for one agent's precedence. Empty without
+    #: ``discovery.auto``.
+    home: str = ""
+    env: tuple[tuple[str, str], ...] = ()
+    #: The skills folders of the agents' enabled plugins, found when the catalog is built.
+    plugin_roots: tuple[Root, ...] = ()
+
+    @property
+    def all_roots(self) -> tuple[Root, ...]:
+        """Every root a build scans: the plan's and its plugins'."""
+        return (*self.roots, *self.plugin_roots)
 
 
 @dataclass(slots=True)
@@ -233,8 +251,11 @@ def compute_roots(
         command_dirs = [os.path.join(d, COMMAND_FOLDER) for d in (*chain, home)]
         repo_folders = [f for f in folders if f.scope == "repo"]
         for distance, directory in enumerate(chain):
+            # An agent that reads the working directory only does not see a parent's folder.
             roots.extend(
-                Root(os.path.join(directory, f.path), "repo", distance, f.agents)
+                Root(os.path.join(directory, f.path), "repo", distance, f.walkers)
+                if distance
+                else Root(os.path.join(directory, f.path), "repo", distance, f.agents)
                 for f in repo_folders
             )
         roots.extend(
@@ -242,6 +263,10 @@ def compute_roots(
             for f in folders
             if f.scope == "user"
         )
+        if disc.compat_roots:
+            roots.extend(
+                Root(path, "user", 0, (agent,)) for path, agent in env_folders(env, home=home)
+            )
     env_extras = [e for e in env.get(ENV_SKILLS_PATH, "").split(os.pathsep) if e.strip()]
     for entries, base in (
         (env_extras, cwd),
@@ -270,11 +295,14 @@ def compute_roots(
             # One folder reached as two (e.g. $CODEX_HOME set to ~/.agents): all its readers.
             kept = replace(kept, agents=agents_in_order((*kept.agents, *root.agents)))
         unique[root.path] = kept
+    moved = tuple((name, env[name]) for name in ENV_VARIABLES if env.get(name))
     return RootPlan(
         cwd=cwd,
         repo_root=repo_root,
         roots=tuple(unique.values()),
         command_dirs=tuple(dict.fromkeys(command_dirs)),
+        home=home if disc.auto else "",
+        env=moved,
     )
 
 
@@ -595,7 +623,7 @@ def scan_plan(
 ) -> ScanResult:
     """:func:`scan` over a plan's roots with the config's depth and directory limits."""
     return scan(
-        plan.roots,
+        plan.all_roots,
         max_depth=config.discovery.max_depth,
         max_dirs=config.discovery.max_dirs,
         stat_files=stat_files,

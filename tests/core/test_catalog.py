@@ -182,7 +182,7 @@ def test_same_file_twice_is_one_skill_with_the_first_scope(tmp_path: Path) -> No
 
 def test_same_name_in_two_places_keeps_both_with_same_name(tmp_path: Path) -> None:
     write_skill(tmp_path / "a" / "dup")
-    write_skill(tmp_path / "b" / "cat" / "dup")
+    write_skill(tmp_path / "b" / "cat" / "dup", description="Does other things.")
     write_skill(tmp_path / "b" / "solo")
     cat = build_catalog(plan_for(tmp_path, extra(tmp_path / "a"), extra(tmp_path / "b")))
     first, second, solo = cat.skills
@@ -196,6 +196,33 @@ def test_same_name_in_two_places_keeps_both_with_same_name(tmp_path: Path) -> No
         assert warning.path == skill.path
         assert other.path in warning.message
     assert solo.diagnostics == []
+    assert first.copy_of is None and second.copy_of is None
+
+
+def test_identical_copies_are_one_skill_shown_once(tmp_path: Path) -> None:
+    """The same folder copied into two agents' folders: the later one is a copy of the first
+    (no duplicate warning); a third that differs keeps sameName with both."""
+    for root in ("claude", "agents"):
+        write_skill(tmp_path / root / "fmt")
+        (tmp_path / root / "fmt" / "notes.md").write_text("same\n")
+    write_skill(tmp_path / "codex" / "fmt", description="Formats differently.")
+    cat = build_catalog(
+        plan_for(
+            tmp_path,
+            extra(tmp_path / "claude"),
+            extra(tmp_path / "agents"),
+            extra(tmp_path / "codex"),
+        )
+    )
+    by_root = {os.path.basename(s.root): s for s in cat.skills}
+    original, copy, other = by_root["agents"], by_root["claude"], by_root["codex"]
+    assert copy.copy_of == original.id and original.copy_of is None
+    assert sorted(original.same_name or []) == [other.id]
+    assert sorted(other.same_name or []) == sorted([original.id, copy.id])
+    # Editing a file of the copy makes it a skill of its own again.
+    (tmp_path / "claude" / "fmt" / "notes.md").write_text("mine\n")
+    again = build_catalog(cat.plan, previous=cat)
+    assert all(s.copy_of is None for s in again.skills)
 
 
 def test_scan_diagnostics_and_missing_roots_are_kept(tmp_path: Path) -> None:

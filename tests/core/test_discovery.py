@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from skillsd.core import discovery
+from skillsd.core.agent_folders import SKILL_FOLDERS, user_folder_path
 from skillsd.core.config import Config, DiscoveryConfig, RootsConfig
 from skillsd.core.discovery import (
     Root,
@@ -105,27 +106,34 @@ def test_roots_cover_the_chain_nearest_first_then_user_then_extra(tmp_path: Path
     assert plan.cwd == str(cwd)
     assert plan.repo_root == str(repo)
     got = [(r.scope, r.distance, r.path) for r in plan.roots]
+    repo_folders = sorted(f.path for f in SKILL_FOLDERS if f.scope == "repo")
+    # Every agent's project folders, the canonical one and the other agents' alike.
+    assert {".agents/skills", ".claude/skills", ".github/skills", ".cursor/skills"} <= set(
+        repo_folders
+    )
     expected_repo = [
         ("repo", distance, str(directory / name))
         for distance, directory in enumerate([cwd, repo / "pkg", repo])
-        for name in (  # path order
-            ".agent/skills",
-            ".agents/skills",
-            ".claude/skills",
-            ".codex/skills",
-            ".opencode/skills",
-        )
+        for name in repo_folders  # path order
     ]
-    expected_user = [
-        ("user", 0, str(home / name))
-        for name in (
-            ".agent/skills",
-            ".agents/skills",
-            ".claude/skills",
-            ".codex/skills",
-            ".config/opencode/skills",
-        )
-    ]
+    expected_user = sorted(
+        {
+            ("user", 0, user_folder_path(f, home=str(home), env={}))
+            for f in SKILL_FOLDERS
+            if f.scope == "user"
+        },
+        key=lambda r: r[2],
+    )
+    user_paths = {path for _, _, path in expected_user}
+    assert {
+        str(home / ".agents/skills"),
+        str(home / ".claude/skills"),
+        str(home / ".codex/skills"),
+        str(home / ".config/opencode/skills"),
+        str(home / ".copilot/skills"),
+        "/etc/codex/skills",
+        "/etc/claude-code/.claude/skills",
+    } <= user_paths
     expected_extra = sorted(
         [
             ("extra", 0, "/env/one"),
@@ -153,11 +161,13 @@ def test_codex_home_and_agents_of_each_root(tmp_path: Path) -> None:
     plan = compute_roots(str(tmp_path), home="/h", env={"CODEX_HOME": "/opt/codex"})
     agents = {r.path: r.agents for r in plan.roots}
     assert agents["/opt/codex/skills"] == ("codex",)
-    assert "/h/.codex/skills" not in agents
+    # Cursor reads ~/.codex/skills itself, whatever $CODEX_HOME says.
+    assert agents["/h/.codex/skills"] == ("cursor",)
     assert agents["/h/.config/opencode/skills"] == ("opencode",)
-    assert agents["/h/.claude/skills"] == ("claude-code", "opencode")
+    assert agents["/h/.claude/skills"] == ("claude-code", "opencode", "cursor", "goose")
     assert agents[str(tmp_path / ".opencode/skills")] == ("opencode",)
-    assert agents[str(tmp_path / ".agent/skills")] == ()
+    assert agents[str(tmp_path / ".github/skills")] == ("copilot",)
+    assert agents["/h/.agent/skills"] == ()
     # A relative or ~ $CODEX_HOME is taken from the home directory.
     for value in ("codex", "~/codex"):
         plan = compute_roots(str(tmp_path), home="/h", env={"CODEX_HOME": value})
@@ -168,7 +178,37 @@ def test_one_folder_reached_as_two_roots_keeps_every_reader(tmp_path: Path) -> N
     # $CODEX_HOME pointed at ~/.agents: one root, read by Codex and opencode.
     plan = compute_roots(str(tmp_path), home="/h", env={"CODEX_HOME": "/h/.agents"})
     (root,) = [r for r in plan.roots if r.path == "/h/.agents/skills"]
-    assert root.agents == ("codex", "opencode")
+    assert root.agents[:3] == ("codex", "opencode", "copilot") and "cursor" in root.agents
+
+
+def test_agents_that_read_the_cwd_only_do_not_see_a_parents_folder(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    sub = tmp_path / "pkg"
+    sub.mkdir()
+    plan = compute_roots(str(sub), home="/h", env={})
+    agents = {r.path: r.agents for r in plan.roots}
+    here, parent = agents[str(sub / ".agents/skills")], agents[str(tmp_path / ".agents/skills")]
+    assert "gemini-cli" in here and "cursor" in here
+    # Codex, opencode and Copilot walk up to the repository root; Gemini CLI and Cursor do not.
+    assert parent == ("codex", "opencode", "copilot")
+    assert agents[str(tmp_path / ".gemini/skills")] == ()
+
+
+def test_variables_that_move_or_add_agents_folders(tmp_path: Path) -> None:
+    env = {
+        "CLAUDE_CONFIG_DIR": "/cfg/claude",
+        "COPILOT_HOME": "/cfg/copilot",
+        "COPILOT_SKILLS_DIRS": "/team/skills, ~/more",
+        "XDG_CONFIG_HOME": "/xdg",
+    }
+    plan = compute_roots(str(tmp_path), home="/h", env=env)
+    agents = {r.path: r.agents for r in plan.roots}
+    assert agents["/cfg/claude/skills"] == ("claude-code",)
+    assert agents["/cfg/copilot/skills"] == ("copilot",)
+    assert agents["/team/skills"] == ("copilot",) and agents["/h/more"] == ("copilot",)
+    assert agents["/xdg/opencode/skills"] == ("opencode",)
+    # What moved is kept with the plan, for the plugins and for one agent's precedence.
+    assert dict(plan.env) == env and plan.home == "/h"
 
 
 def test_auto_off_uses_only_extra_roots(tmp_path: Path) -> None:

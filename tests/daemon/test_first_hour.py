@@ -70,17 +70,30 @@ def test_every_agent_folder_is_read_and_each_skill_names_its_agents(
     tmp_path: Path, project: Path
 ) -> None:
     home = tmp_path / "home"
+    dot_agents = ("codex", "opencode", "copilot", "cursor", "gemini-cli", "windsurf", "goose")
+    # What each folder's skill says of its readers, from the working directory (the project),
+    # and from a subfolder, where only the agents that walk up to the repository root see the
+    # project's folders.
     expected = {
-        "repo-agents": ("codex", "opencode"),
-        "repo-agent": (),
-        "repo-claude": ("claude-code", "opencode"),
-        "repo-codex": ("codex",),
-        "repo-opencode": ("opencode",),
-        "user-agents": ("codex", "opencode"),
-        "user-agent": (),
-        "user-claude": ("claude-code", "opencode"),
-        "user-codex": ("codex",),
-        "user-opencode": ("opencode",),
+        "repo-agents": (
+            (*dot_agents, "amp", "cline", "roo-code", "openclaw", "junie"),
+            ("codex", "opencode", "copilot"),
+        ),
+        "repo-agent": (("factory",), ()),
+        "repo-claude": (
+            ("claude-code", "opencode", "copilot", "cursor", "goose", "cline"),
+            ("claude-code", "opencode", "copilot"),
+        ),
+        "repo-codex": (("codex", "cursor"), ("codex",)),
+        "repo-opencode": (("opencode",), ("opencode",)),
+        "repo-github": (("copilot",), ("copilot",)),
+        "repo-gemini": (("gemini-cli",), ()),
+        "user-agents": ((*dot_agents, "cline", "roo-code", "openclaw"),) * 2,
+        "user-agent": ((), ()),
+        "user-claude": (("claude-code", "opencode", "cursor", "goose"),) * 2,
+        "user-codex": (("codex", "cursor"),) * 2,
+        "user-opencode": (("opencode",),) * 2,
+        "user-copilot": (("copilot",),) * 2,
     }
     folders = {
         "repo-agents": project / ".agents/skills",
@@ -88,11 +101,15 @@ def test_every_agent_folder_is_read_and_each_skill_names_its_agents(
         "repo-claude": project / ".claude/skills",
         "repo-codex": project / ".codex/skills",
         "repo-opencode": project / ".opencode/skills",
+        "repo-github": project / ".github/skills",
+        "repo-gemini": project / ".gemini/skills",
         "user-agents": home / ".agents/skills",
         "user-agent": home / ".agent/skills",
         "user-claude": home / ".claude/skills",
         "user-codex": home / ".codex/skills",
-        "user-opencode": home / ".config/opencode/skills",
+        # opencode's user folder is in the XDG config home (the test's is in tmp_path).
+        "user-opencode": tmp_path / "xdg-config/opencode/skills",
+        "user-copilot": home / ".copilot/skills",
     }
     for name, folder in folders.items():
         write_skill(folder, name, f"The {name} skill.")
@@ -101,14 +118,14 @@ def test_every_agent_folder_is_read_and_each_skill_names_its_agents(
     (project / ".claude/skills/shared").symlink_to(shared)
     sub = project / "pkg"
     sub.mkdir()
-    for cwd in (project, sub):  # the repo folders count from a subfolder too
+    for at, cwd in enumerate((project, sub)):  # the repo folders count from a subfolder too
         with _daemon(tmp_path, cwd) as client:
             skills = {s["name"]: s for s in client.ok("skills.list")["skills"]}
         assert set(skills) == {*expected, "shared"}
         for name, agents in expected.items():
-            assert tuple(skills[name].get("agents", [])) == agents, name
+            assert tuple(skills[name].get("agents", [])) == agents[at], (name, cwd)
             assert skills[name]["scope"] == name.split("-")[0]
-        assert skills["shared"]["agents"] == ["claude-code", "codex", "opencode"]
+        assert skills["shared"]["agents"][:4] == ["claude-code", "codex", "opencode", "copilot"]
 
 
 def test_codex_home_replaces_the_default_codex_folder(tmp_path: Path, project: Path) -> None:
@@ -117,9 +134,11 @@ def test_codex_home_replaces_the_default_codex_folder(tmp_path: Path, project: P
     write_skill(tmp_path / "home/.codex/skills", "from-dot-codex", "Lives in ~/.codex/skills.")
     with _daemon(tmp_path, project, CODEX_HOME=os.fspath(codex_home)) as client:
         skills = {s["name"]: s for s in client.ok("skills.list")["skills"]}
-    assert set(skills) == {"from-codex-home"}
+    assert set(skills) == {"from-codex-home", "from-dot-codex"}
     assert skills["from-codex-home"]["scope"] == "user"
     assert skills["from-codex-home"]["agents"] == ["codex"]
+    # Codex no longer reads ~/.codex/skills; Cursor still does, by its own rules.
+    assert skills["from-dot-codex"]["agents"] == ["cursor"]
 
 
 def test_relative_extra_roots_resolve_from_the_repo_root_not_the_cwd(

@@ -138,6 +138,7 @@ class AsyncMethods:
         extra_roots: list[str] | None = None,
         session_id: str | None = None,
         since_generation: int | None = None,
+        agent: str | None = None,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.ListResult:
@@ -157,6 +158,7 @@ class AsyncMethods:
                 extra_roots=extra_roots,
                 session_id=session_id,
                 since_generation=since_generation,
+                agent=agent,
             ),
             result_type=m.ListResult,
             timeout=timeout,
@@ -440,6 +442,7 @@ class AsyncMethods:
         max_description_chars: int | None = None,
         active_files: list[str] | None = None,
         query: str | None = None,
+        agent: str | None = None,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.PromptResult:
@@ -463,6 +466,7 @@ class AsyncMethods:
                 max_description_chars=max_description_chars,
                 active_files=active_files,
                 query=query,
+                agent=agent,
             ),
             result_type=m.PromptResult,
             timeout=timeout,
@@ -1051,6 +1055,7 @@ class SyncMethods:
         extra_roots: list[str] | None = None,
         session_id: str | None = None,
         since_generation: int | None = None,
+        agent: str | None = None,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.ListResult:
@@ -1070,6 +1075,7 @@ class SyncMethods:
                 extra_roots=extra_roots,
                 session_id=session_id,
                 since_generation=since_generation,
+                agent=agent,
             ),
             result_type=m.ListResult,
             timeout=timeout,
@@ -1353,6 +1359,7 @@ class SyncMethods:
         max_description_chars: int | None = None,
         active_files: list[str] | None = None,
         query: str | None = None,
+        agent: str | None = None,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.PromptResult:
@@ -1376,6 +1383,7 @@ class SyncMethods:
                 max_description_chars=max_description_chars,
                 active_files=active_files,
                 query=query,
+                agent=agent,
             ),
             result_type=m.PromptResult,
             timeout=timeout,

@@ -530,6 +530,8 @@ export interface ListParams {
   /** @default null */
   _meta?: Meta | null;
   /** @default null */
+  agent?: string | null;
+  /** @default null */
   cwd?: string | null;
   /** @default null */
   extraRoots?: string[] | null;
@@ -538,7 +540,7 @@ export interface ListParams {
   /** @default true */
   includeDisabled?: boolean;
   /** @default null */
-  scope?: "extra" | "repo" | "user" | null;
+  scope?: "extra" | "plugin" | "repo" | "user" | null;
   /** @default null */
   sessionId?: string | null;
   /** @default null */
@@ -735,6 +737,19 @@ export interface PermissionRequiredData {
   skill?: string | null;
 }
 
+/**
+ * The agent's plugin a skill came in (scope `plugin`): its name, where it was installed
+ * from and its version when the agent recorded them, and which agent enabled it.
+ */
+export interface PluginInfo {
+  agent: string;
+  /** @default null */
+  marketplace?: string | null;
+  name: string;
+  /** @default null */
+  version?: string | null;
+}
+
 export interface ProgressParams {
   token: string | number;
   value: ProgressValue;
@@ -766,6 +781,8 @@ export interface PromptParams {
   active?: boolean;
   /** @default null */
   activeFiles?: string[] | null;
+  /** @default null */
+  agent?: string | null;
   /** @default null */
   budget?: PromptBudget | null;
   /** @default null */
@@ -946,7 +963,7 @@ export interface SearchParams {
   limit?: number | null;
   query: string;
   /** @default null */
-  scope?: "extra" | "repo" | "user" | null;
+  scope?: "extra" | "plugin" | "repo" | "user" | null;
   /** @default null */
   sessionId?: string | null;
   /** @default null */
@@ -1046,7 +1063,7 @@ export interface SetEnabledResult {
 export interface SkillCandidate {
   id: string;
   path: string;
-  scope: "extra" | "repo" | "user";
+  scope: "extra" | "plugin" | "repo" | "user";
 }
 
 /** A SKILL.md that could not be accepted into the catalog, with why. */
@@ -1064,6 +1081,8 @@ export interface SkillMetadata {
   allowedTools?: string[] | null;
   /** @default null */
   compatibility?: string | null;
+  /** @default null */
+  copyOf?: string | null;
   description: string;
   diagnostics: Diagnostic[];
   dir: string;
@@ -1081,11 +1100,15 @@ export interface SkillMetadata {
   mtimeMs: number;
   name: string;
   path: string;
+  /** @default null */
+  plugin?: PluginInfo | null;
+  /** @default null */
+  qualifiedName?: string | null;
   resources: ResourceCounts;
   root: string;
   /** @default null */
   sameName?: string[] | null;
-  scope: "extra" | "repo" | "user";
+  scope: "extra" | "plugin" | "repo" | "user";
   size: number;
 }
 
