@@ -47,14 +47,22 @@ def register(subparsers: Any) -> None:
 
     p = subparsers.add_parser("list", help="list the skills of a working directory")
     common(p)
-    p.add_argument("--scope", choices=("repo", "user", "extra"), help="only skills of this scope")
+    p.add_argument(
+        "--scope", choices=("repo", "user", "plugin", "extra"), help="only skills of this scope"
+    )
+    p.add_argument(
+        "--agent",
+        help="what this agent (claude-code, codex, copilot, ...) sees here: docs/agents.md",
+    )
     p.set_defaults(func=_list)
 
     p = subparsers.add_parser("search", help="search skills by name, description and tags")
     common(p)
     p.add_argument("query", help="what to look for: a name, words of a description, a path")
     p.add_argument("--limit", type=int, help="at most this many hits (config search.defaultLimit)")
-    p.add_argument("--scope", choices=("repo", "user", "extra"), help="only skills of this scope")
+    p.add_argument(
+        "--scope", choices=("repo", "user", "plugin", "extra"), help="only skills of this scope"
+    )
     p.add_argument("--tag", action="append", dest="tags", help="keep skills with this tag")
     p.set_defaults(func=_search)
 
@@ -171,10 +179,10 @@ def failing(fn: Any) -> Any:
 @failing
 def _list(args: argparse.Namespace) -> int:
     view = catalog_view(args)
-    listing = ops.list_skills(view, ListParams(scope=args.scope))
+    listing = ops.list_skills(view, ListParams(scope=args.scope, agent=args.agent))
     if args.json:
         return emit_json(listing)
-    skills = listing.skills
+    names = {s.id: one_line(s.qualified_name or s.name) for s in skills}
     names = {s.id: one_line(s.name) for s in skills}
     width = max(map(len, names.values()), default=4)
     scope = None
@@ -183,6 +191,7 @@ def _list(args: argparse.Namespace) -> int:
             scope = s.scope
             print(f"{scope}:")
         flags = "" if s.enabled else " [disabled]"
+        flags += f" [copy of {one_line(copied)}]" if (copied := _copied_name(view, s)) else ""
         flags += "".join(f" [{mark}]" for mark in invocation_marks(s))
         usage = slash_usage(s) if s.host is not None and s.host.argument_hint else None
         warn = f" ({len(s.diagnostics)} warning(s))" if s.diagnostics else ""
@@ -196,6 +205,12 @@ def _list(args: argparse.Namespace) -> int:
         print(one_line(f"{diag.severity}: {diag.path}: {diag.message}"))
     print(one_line(list_summary(view.catalog, skills)))
     return 0
+
+
+def _copied_name(view: ops.OperationView, skill: Any) -> str | None:
+    """Where an identical copy's original is (its path), for the listing."""
+    original = view.catalog.get(skill.copy_of) if skill.copy_of else None
+    return original.dir if original is not None else None
 
 
 @failing
@@ -266,6 +281,7 @@ def _prompt(args: argparse.Namespace) -> int:
         query=args.query,
         active_files=args.active_files,
         max_description_chars=args.max_description_chars,
+        agent=args.agent,
     )
     result = ops.prompt(view, params)
     if args.json:
