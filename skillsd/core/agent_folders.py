@@ -72,6 +72,8 @@ class AgentRules:
     user_first: bool = False
     #: Below the agents with real adoption: listed after them.
     secondary: bool = False
+    #: The folders rest only on another installer's list, not the agent's docs or source.
+    cross_check: bool = False
 
 
 AGENT_RULES: tuple[AgentRules, ...] = (
@@ -180,6 +182,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         project=(".agents/skills",),
         walk="cwd",
         user=("$XDG_CONFIG_HOME/agents/skills",),
+        cross_check=True,
     ),
     # Cline source (apps/vscode skill-directories.ts): at the cwd .clinerules/skills,
     # .cline/skills, .claude/skills, .agents/skills; ~/.cline/skills, ~/.agents/skills; the
@@ -204,7 +207,14 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         clash="first",
     ),
     # Kiro: its docs confirm skills; the folders are cross-check only.
-    AgentRules("kiro", "Kiro", project=(".kiro/skills",), walk="cwd", user=("~/.kiro/skills",)),
+    AgentRules(
+        "kiro",
+        "Kiro",
+        project=(".kiro/skills",),
+        walk="cwd",
+        user=("~/.kiro/skills",),
+        cross_check=True,
+    ),
     # OpenClaw docs (tools/skills): <workspace>/skills is left out on purpose (any repository's
     # skills/ folder would be taken for an agent's), .agents/skills, ~/.agents/skills,
     # ~/.openclaw/skills, in that precedence.
@@ -248,7 +258,13 @@ AGENT_RULES: tuple[AgentRules, ...] = (
     ),
     # Mux: cross-check only.
     AgentRules(
-        "mux", "Mux", project=(".mux/skills",), walk="cwd", user=("~/.mux/skills",), secondary=True
+        "mux",
+        "Mux",
+        project=(".mux/skills",),
+        walk="cwd",
+        user=("~/.mux/skills",),
+        secondary=True,
+        cross_check=True,
     ),
 )
 
