@@ -64,10 +64,16 @@ other name lookups accept. Namespaced skills never clash with another skill's na
 
 | agent | installed plugins | enabled when |
 |---|---|---|
-| Claude Code | `$CLAUDE_CONFIG_DIR/plugins/installed_plugins.json` (each plugin's `installPath`) | `enabledPlugins` in the user's `settings.json`, overridden by the project's `.claude/settings.json` and `.claude/settings.local.json`; unset: the manifest's `defaultEnabled` |
-| Codex | `$CODEX_HOME/plugins/cache/<marketplace>/<plugin>/<version>/` (the last version) | `[plugins."<plugin>@<marketplace>"] enabled = true` in `$CODEX_HOME/config.toml` |
-| Copilot CLI | `$COPILOT_HOME/installed-plugins/<marketplace>/<plugin>/` | installed |
-| Gemini CLI | `$GEMINI_CLI_HOME/.gemini/extensions/<extension>/` (skills not namespaced) | installed |
+| Claude Code | `$CLAUDE_CONFIG_DIR/plugins/installed_plugins.json` (each plugin's \
+`installPath`) | `enabledPlugins` in the user's `settings.json`, overridden by the project's \
+`.claude/settings.json` and `.claude/settings.local.json`; unset: the manifest's \
+`defaultEnabled` |
+| Codex | `$CODEX_HOME/plugins/cache/<marketplace>/<plugin>/<version>/` (the last \
+version) | `[plugins."<plugin>@<marketplace>"] enabled = true` in `$CODEX_HOME/config.toml` |
+| Copilot CLI | `$COPILOT_HOME/installed-plugins/<marketplace>/<plugin>/` | \
+installed |
+| Gemini CLI | `$GEMINI_CLI_HOME/.gemini/extensions/<extension>/` (skills not namespaced) | \
+installed |
 | Agent Plugins 1.0 (Goose) | `~/.agents/plugins/<plugin>/` | installed |
 
 A plugin's skills are in its `skills/` folder and in the `./` paths its manifest's `skills`

@@ -182,8 +182,8 @@ def _list(args: argparse.Namespace) -> int:
     listing = ops.list_skills(view, ListParams(scope=args.scope, agent=args.agent))
     if args.json:
         return emit_json(listing)
+    skills = listing.skills
     names = {s.id: one_line(s.qualified_name or s.name) for s in skills}
-    names = {s.id: one_line(s.name) for s in skills}
     width = max(map(len, names.values()), default=4)
     scope = None
     for s in skills:
