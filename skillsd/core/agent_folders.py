@@ -79,8 +79,9 @@ class AgentRules:
 AGENT_RULES: tuple[AgentRules, ...] = (
     # Claude Code docs (skills, settings, managed-settings, claude-directory): .claude/skills in
     # the cwd and every parent up to the repository root; ~/.claude moves with
-    # CLAUDE_CONFIG_DIR; managed /etc/claude-code/.claude/skills; enterprise > personal >
-    # project on a name clash.
+    # CLAUDE_CONFIG_DIR; managed /etc/claude-code/.claude/skills. The docs rank enterprise >
+    # personal > project for a name, but Claude Code 2.1.197 lists both skills of one name
+    # (its start-up event, tests/test_real_agents.py): both are kept.
     AgentRules(
         "claude-code",
         "Claude Code",
@@ -88,7 +89,6 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         walk="chain",
         user=("$CLAUDE_CONFIG_DIR/skills",),
         system=("/etc/claude-code/.claude/skills",),
-        clash="first",
         user_first=True,
     ),
     # Codex source (codex-rs/core-skills loader.rs): .agents/skills in every directory from the

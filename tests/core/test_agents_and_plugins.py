@@ -54,9 +54,10 @@ def test_each_agent_sees_its_folders_and_decides_a_clash_its_way(place: dict[str
     skill(home / ".agents/skills", "lint", "My own lint.")
     skill(project / ".gemini/skills", "only-gemini")
     cat = catalog(place)
-    # Claude Code: personal beats project; it does not read .agents/skills at all.
-    claude = cat.seen_by("claude-code")
-    assert [(s.name, s.scope) for s in claude] == [("deploy", "user")]
+    # Claude Code lists both skills of one name; it does not read .agents/skills at all.
+    assert names(cat.seen_by("claude-code")) == [("deploy", "repo"), ("deploy", "user")]
+    # opencode keeps one: the project's.
+    assert [s.scope for s in cat.seen_by("opencode") if s.name == "deploy"] == ["repo"]
     # Codex lists same-named skills from every scope.
     assert names(cat.seen_by("codex")) == [("lint", "repo"), ("lint", "user")]
     # Gemini CLI: workspace beats user; its own folder counts.
@@ -116,6 +117,7 @@ def test_an_enabled_claude_code_plugin_brings_its_namespaced_skills(
     # Namespaced: no clash with the user's own fmt, and both are what Claude Code sees.
     assert plugin_skill.same_name is None
     assert names(cat.seen_by("claude-code")) == [("fmt", "user"), ("tools:fmt", "plugin")]
+    assert names(cat.seen_by("copilot")) == []
     assert cat.resolve(name="tools:fmt").id == plugin_skill.id
     # The project's settings win over the user's: disabled there, it is gone.
     (place["project"] / ".claude").mkdir()
