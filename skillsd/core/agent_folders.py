@@ -74,6 +74,9 @@ class AgentRules:
     secondary: bool = False
     #: The folders rest only on another installer's list, not the agent's docs or source.
     cross_check: bool = False
+    #: The agent's own folder in a project (``.claude``): when it exists, the project uses the
+    #: agent, and an install links skills for it.
+    own: str = ""
 
 
 AGENT_RULES: tuple[AgentRules, ...] = (
@@ -90,6 +93,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         user=("$CLAUDE_CONFIG_DIR/skills",),
         system=("/etc/claude-code/.claude/skills",),
         user_first=True,
+        own=".claude",
     ),
     # Codex source (codex-rs/core-skills loader.rs): .agents/skills in every directory from the
     # project root to the cwd, .codex/skills of project config layers, ~/.agents/skills,
@@ -102,6 +106,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         walk="chain",
         user=("~/.agents/skills", "$CODEX_HOME/skills"),
         system=("/etc/codex/skills",),
+        own=".codex",
     ),
     # opencode docs and source (packages/opencode/src/skill): walks from the cwd to the git
     # worktree; .opencode/skill(s), .claude/skills, .agents/skills; user folders in the XDG
@@ -114,6 +119,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         walk="chain",
         user=("~/.agents/skills", "~/.claude/skills", "$XDG_CONFIG_HOME/opencode/skills"),
         clash="first",
+        own=".opencode",
     ),
     # Copilot CLI reference (skills, config dir): .github/skills, .agents/skills,
     # .claude/skills, then the parents' (monorepos); ~/.copilot/skills (moves with
@@ -128,6 +134,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         user=("$COPILOT_HOME/skills", "~/.agents/skills"),
         env_lists=(("COPILOT_SKILLS_DIRS", ","),),
         clash="first",
+        own=".github",
     ),
     # Cursor docs (skills): .agents/skills, .cursor/skills and, for compatibility,
     # .claude/skills and .codex/skills, in the project and in the home. Walking up and name
@@ -138,6 +145,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         project=(".agents/skills", ".cursor/skills", ".claude/skills", ".codex/skills"),
         walk="cwd",
         user=("~/.agents/skills", "~/.cursor/skills", "~/.claude/skills", "~/.codex/skills"),
+        own=".cursor",
     ),
     # Gemini CLI source (packages/core/src/skills): <workspace>/.gemini/skills and
     # .agents/skills (trusted folders only, no upward walk), the same under the home
@@ -149,6 +157,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         walk="cwd",
         user=("$GEMINI_CLI_HOME/.agents/skills", "$GEMINI_CLI_HOME/.gemini/skills"),
         clash="first",
+        own=".gemini",
     ),
     # Windsurf docs (cascade/skills): .windsurf/skills, ~/.codeium/windsurf/skills, and
     # .agents/skills, ~/.agents/skills for compatibility (.claude only behind a setting).
@@ -158,6 +167,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         project=(".windsurf/skills", ".agents/skills"),
         walk="cwd",
         user=("~/.codeium/windsurf/skills", "~/.agents/skills"),
+        own=".windsurf",
     ),
     # Goose source (crates/goose/src/skills): the working directory's .agents/skills,
     # .goose/skills, .claude/skills, then the global folders; the first name seen wins.
@@ -173,6 +183,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
             "$XDG_CONFIG_HOME/agents/skills",
         ),
         clash="first",
+        own=".goose",
     ),
     # Amp: cross-check only (another installer's list): .agents/skills and the XDG config
     # home's agents/skills.
@@ -195,6 +206,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         user=("~/.cline/skills", "~/.agents/skills"),
         clash="first",
         user_first=True,
+        own=".clinerules",
     ),
     # Roo Code source (SkillsManager.ts): at the cwd .roo/skills and .agents/skills (and their
     # per-mode variants), the same in the home; project > global, .roo over .agents.
@@ -205,6 +217,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         walk="cwd",
         user=("~/.roo/skills", "~/.agents/skills"),
         clash="first",
+        own=".roo",
     ),
     # Kiro: its docs confirm skills; the folders are cross-check only.
     AgentRules(
@@ -214,6 +227,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         walk="cwd",
         user=("~/.kiro/skills",),
         cross_check=True,
+        own=".kiro",
     ),
     # OpenClaw docs (tools/skills): <workspace>/skills is left out on purpose (any repository's
     # skills/ folder would be taken for an agent's), .agents/skills, ~/.agents/skills,
@@ -236,6 +250,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         walk="cwd",
         user=("~/.junie/skills",),
         secondary=True,
+        own=".junie",
     ),
     # Qwen Code docs (users/skills): .qwen/skills (trusted projects), ~/.qwen/skills.
     AgentRules(
@@ -245,6 +260,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         walk="cwd",
         user=("~/.qwen/skills",),
         secondary=True,
+        own=".qwen",
     ),
     # Factory droid docs (configuration/skills): .factory/skills, ~/.factory/skills; the
     # legacy .agent/skills is cross-check only.
@@ -255,6 +271,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         walk="cwd",
         user=("~/.factory/skills",),
         secondary=True,
+        own=".factory",
     ),
     # Mux: cross-check only.
     AgentRules(
@@ -265,6 +282,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         user=("~/.mux/skills",),
         secondary=True,
         cross_check=True,
+        own=".mux",
     ),
 )
 
@@ -302,6 +320,8 @@ class SkillFolder:
     agents: tuple[str, ...]
     compat: bool
     walkers: tuple[str, ...] = ()
+    #: A managed/admin folder (``/etc/...``): read, never installed into.
+    system: bool = False
 
 
 #: Folders no agent of the table reads that skillsd has always scanned (the home's legacy
@@ -312,6 +332,7 @@ _CANONICAL = {".agents/skills", "~/.agents/skills"}
 
 def _folders() -> tuple[SkillFolder, ...]:
     readers: dict[tuple[str, str], list[AgentRules]] = {}
+    system = {path for rules in AGENT_RULES for path in rules.system}
     for rules in AGENT_RULES:
         for path in rules.project:
             readers.setdefault(("repo", path), []).append(rules)
@@ -328,6 +349,7 @@ def _folders() -> tuple[SkillFolder, ...]:
             agents_in_order(r.name for r in readers[(scope, path)]),
             compat=path not in _CANONICAL,
             walkers=agents_in_order(r.name for r in readers[(scope, path)] if r.walk == "chain"),
+            system=path in system,
         )
         for scope, path in keys
     )

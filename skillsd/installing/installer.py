@@ -22,7 +22,13 @@ from typing import TypeVar
 import msgspec
 
 from skillsd.core import limits
-from skillsd.core.agent_folders import AGENTS, SKILL_FOLDERS, agents_in_order, user_folder_path
+from skillsd.core.agent_folders import (
+    AGENT_RULES,
+    AGENTS,
+    SKILL_FOLDERS,
+    agents_in_order,
+    user_folder_path,
+)
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.install_source import (
@@ -198,11 +204,12 @@ def resolve_agents(agents: list[str] | None, target: InstallTarget) -> list[str]
                 InvalidParamsData(field="agents"),
             )
         return list(agents_in_order(agents))
-    chosen = {"claude-code"} if "claude-code" in AGENTS else set()
-    for folder in _folders(target):
-        top = os.path.relpath(folder.absolute, target.root).split(os.sep)[0]
-        if folder.absolute != target.skills_dir and os.path.isdir(os.path.join(target.root, top)):
-            chosen.update(folder.agents)
+    chosen = {"claude-code"}
+    chosen.update(
+        rules.name
+        for rules in AGENT_RULES
+        if rules.own and os.path.isdir(os.path.join(target.root, rules.own))
+    )
     return list(agents_in_order(chosen))
 
 
@@ -216,7 +223,7 @@ class _AgentFolder:
 def _folders(target: InstallTarget) -> list[_AgentFolder]:
     found = []
     for folder in SKILL_FOLDERS:
-        if folder.scope != target.scope:
+        if folder.scope != target.scope or folder.system:
             continue
         if target.scope == "user":
             absolute = user_folder_path(folder, home=target.home, env=target.env)

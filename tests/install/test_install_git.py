@@ -45,7 +45,7 @@ def test_install_places_links_and_locks(project: Path, env: dict[str, str], orig
     assert entry["sourceType"] == "git" and entry["commit"] == head
     assert entry["path"] == "skills/alpha" and entry["source"] == origin.url
     assert entry["digest"] == skill_digest(str(canonical))
-    assert entry["agents"] == ["claude-code", "opencode"] and entry["mode"] == "link"
+    assert entry["agents"] == ["claude-code"] and entry["mode"] == "link"
     assert (project / "skills-lock.json").read_text().endswith("}\n")
     statuses = installed(InstalledParams(), context(project, env)).skills
     assert [(s.name, s.status) for s in statuses] == [("alpha", "ok"), ("beta", "ok")]
