@@ -82,6 +82,11 @@ KEYS: dict[str, tuple[str, str]] = {
         "The largest `limit` honoured; larger ones are clamped.",
         "20",
     ),
+    "suggest.threshold": (
+        "The score (0 to 1) a suggestion needs to activate (`skills.suggest`, `skillsd hook`): "
+        "lower activates more skills, and more wrongly (docs/hooks.md).",
+        "0.5",
+    ),
     "permissions.finalDeny": (
         "Rules nothing overrides, not even a remembered answer.",
         '["Bash(rm:*)"]',

@@ -87,6 +87,11 @@ SCRIPT: list[Step] = [
     ),
     Step("skills.search", {"query": "release notes", "limit": 2}),
     Step("skills.search", {}, "Missing a required field: `-32602` names it."),
+    Step(
+        "skills.suggest",
+        {"prompt": "please draft the release notes for v2.1"},
+        "What a prompt hook asks before the model sees the request (docs/hooks.md).",
+    ),
     Step("session.open", {"sessionId": SESSION}),
     Step(
         "trust.get",

@@ -68,6 +68,7 @@ from skillsd.core.skillfile import (
     written_frontmatter,
 )
 from skillsd.core.state import StateStore
+from skillsd.core.suggest import Scored, SuggestIndex
 from skillsd.core.trust import TrustState, resolve_trust
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.errors import (
@@ -110,6 +111,9 @@ from skillsd_protocol.messages import (
     RefParams,
     SearchParams,
     SearchResult,
+    Suggestion,
+    SuggestParams,
+    SuggestResult,
     ToolsCallResult,
     TrustInfo,
     ValidateParams,
@@ -350,6 +354,54 @@ def search(
         default_limit=config.default_limit,
         max_limit=config.max_limit,
     )
+
+
+def suggest(view: OperationView, index: SuggestIndex, params: SuggestParams) -> SuggestResult:
+    """``skills.suggest``: the enabled, model-invocable skills ``index`` ranks for the request,
+    with the view's enable flags; a skill the session loaded is reported, never activated."""
+    if not params.prompt.strip():
+        raise SkillsdError("the prompt is empty", InvalidParamsData(field="prompt"))
+    catalog = view.catalog
+    threshold = view.config.suggest.threshold
+    loaded = set(view.session.loaded) if view.session is not None else set()
+    shown = {s.id for s in without_copies(catalog.skills)}
+
+    def usable(skill: SkillMetadata) -> bool:
+        current = catalog.get(skill.id)
+        return (
+            current is not None
+            and current.enabled
+            and current.invocation.model
+            and current.id in shown
+        )
+
+    paths_match = None
+    if params.active_files:
+        matches = paths_matcher(params.active_files, catalog.root)
+
+        def paths_match(skill: SkillMetadata) -> bool:
+            return skill.host is not None and bool(skill.host.paths) and matches(skill)
+
+    suggestions = []
+    for scored in index.rank(params.prompt, usable=usable, paths_match=paths_match)[: params.limit]:
+        skill = catalog.get(scored.skill.id) or scored.skill
+        was_loaded = skill.path in loaded
+        suggestions.append(
+            Suggestion(
+                skill=skill,
+                score=scored.score,
+                activate=scored.score >= threshold and not was_loaded,
+                loaded=was_loaded,
+                reasons=_suggest_reasons(scored),
+            )
+        )
+    return SuggestResult(suggestions=suggestions, threshold=threshold)
+
+
+def _suggest_reasons(scored: Scored) -> list[str]:
+    reasons = [f"names the skill ({scored.skill.name})"] if scored.named else []
+    reasons += [f"{field}: {', '.join(words)}" for field, words in scored.matched.items()]
+    return reasons
 
 
 def load(view: OperationView, params: LoadParams) -> LoadResult:

@@ -34,6 +34,7 @@ PY_NAMES: dict[str, str] = {
     "daemon.status": "daemon_status",
     "skills.list": "list_skills",
     "skills.search": "search",
+    "skills.suggest": "suggest",
     "skills.commands": "commands",
     "skills.invoke": "invoke",
     "skills.load": "load",

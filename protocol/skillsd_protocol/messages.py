@@ -192,6 +192,35 @@ class SearchResult(Wire, kw_only=True):
     truncated: bool
 
 
+class SuggestParams(Params, kw_only=True):
+    """The user's request (``prompt``) and what the host knows: the files being worked on, the
+    session (whose loaded skills are reported, never activated again)."""
+
+    prompt: Annotated[str, msgspec.Meta(max_length=MAX_QUERY_CHARS)]
+    cwd: PathText | None = None
+    session_id: SessionId | None = None
+    active_files: list[PathText] | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=50)] = 3
+
+
+class Suggestion(Wire, kw_only=True):
+    """One skill that fits the request: ``score`` in 0..1 (the share of the request's
+    informative words the skill covers, weighted by rarity), ``activate`` when it passes the
+    threshold, and ``reasons`` such as ``description: deploy, vercel``."""
+
+    skill: SkillMetadata
+    score: float
+    activate: bool
+    loaded: bool
+    reasons: list[str]
+
+
+class SuggestResult(Wire, kw_only=True):
+    suggestions: list[Suggestion]
+    #: The threshold ``activate`` was decided with (config ``suggest.threshold``).
+    threshold: float
+
+
 class LoadParams(RefParams, kw_only=True):
     cwd: PathText | None = None
     session_id: SessionId | None = None

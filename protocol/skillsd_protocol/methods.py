@@ -68,6 +68,13 @@ METHODS: dict[str, MethodSpec] = {
         "exact path > exact name > prefix > relevance over word forms.",
         _CATALOG,
     ),
+    "skills.suggest": MethodSpec(
+        m.SuggestParams,
+        m.SuggestResult,
+        "The enabled, model-invocable skills that fit a user's request, each with a 0..1 score, "
+        "whether it activates (over suggest.threshold) and why.",
+        _CATALOG,
+    ),
     "skills.commands": MethodSpec(
         m.CommandsParams,
         m.CommandsResult,

@@ -24,6 +24,8 @@ _COMMAND_MODULES = (
     "mcp",
     "install",
     "completion",
+    "hook",
+    "trigger_eval",
 )
 
 
@@ -35,6 +37,7 @@ COMMAND_OWNERS = {
     "list": "catalog",
     "search": "catalog",
     "show": "catalog",
+    "suggest": "catalog",
     "prompt": "catalog",
     "schema": "catalog",
     "run": "run",
@@ -54,6 +57,8 @@ COMMAND_OWNERS = {
     "installed": "install",
     "scan": "install",
     "completion": "completion",
+    "hook": "hook",
+    "eval": "trigger_eval",
 }
 
 

@@ -24,6 +24,7 @@ from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.core.search import SearchIndex
 from skillsd.core.state import StateStore, default_state_path
+from skillsd.core.suggest import SuggestIndex
 from skillsd_protocol.messages import (
     ListParams,
     LoadParams,
@@ -31,6 +32,7 @@ from skillsd_protocol.messages import (
     PromptParams,
     RefParams,
     SearchParams,
+    SuggestParams,
 )
 from skillsd_protocol.schema import render_schema
 
@@ -65,6 +67,21 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--tag", action="append", dest="tags", help="keep skills with this tag")
     p.set_defaults(func=_search)
+
+    p = subparsers.add_parser(
+        "suggest", help="the skills that fit a request, with score, reasons and activation"
+    )
+    common(p)
+    p.add_argument("prompt", help="the user's request, as typed")
+    p.add_argument("--limit", type=int, default=3, help="at most this many (default 3)")
+    p.add_argument(
+        "--active-file",
+        action="append",
+        dest="active_files",
+        metavar="PATH",
+        help="a file being worked on (skills whose `paths` match it rank higher)",
+    )
+    p.set_defaults(func=_suggest)
 
     p = subparsers.add_parser("show", help="show a skill as the model receives it")
     common(p)
@@ -204,6 +221,25 @@ def _list(args: argparse.Namespace) -> int:
     for diag in listing.diagnostics:
         print(one_line(f"{diag.severity}: {diag.path}: {diag.message}"))
     print(one_line(list_summary(view.catalog, skills)))
+    return 0
+
+
+@failing
+def _suggest(args: argparse.Namespace) -> int:
+    view = catalog_view(args)
+    params = SuggestParams(prompt=args.prompt, limit=args.limit, active_files=args.active_files)
+    result = ops.suggest(view, SuggestIndex(view.catalog.skills), params)
+    if args.json:
+        return emit_json(result)
+    if not result.suggestions:
+        print("no skill fits this request")
+    for n, hit in enumerate(result.suggestions, 1):
+        mark = "activates" if hit.activate else "below threshold"
+        name = one_line(hit.skill.qualified_name or hit.skill.name)
+        print(f"{n}. {name}  {hit.score:.2f} ({mark})  [{hit.skill.scope}]")
+        for reason in hit.reasons:
+            print(f"     {one_line(reason)}")
+    print(f"threshold {result.threshold:.2f} (config suggest.threshold)")
     return 0
 
 

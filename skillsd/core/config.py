@@ -23,6 +23,7 @@ import msgspec
 import platformdirs
 
 from skillsd.core import limits
+from skillsd.core import suggest as suggest_defaults
 from skillsd.core.errors import SkillsdError
 from skillsd.core.name_distance import closest_names
 from skillsd.core.permissions import PermissionsConfig, Policy, policy_for, rule_problem
@@ -39,6 +40,7 @@ __all__ = [
     "PromptConfig",
     "RootsConfig",
     "SearchConfig",
+    "SuggestConfig",
     "config_keys",
     "describe_type",
     "is_project_config",
@@ -86,6 +88,11 @@ class SearchConfig(_Table, frozen=True):
     max_limit: _Count = limits.MAX_SEARCH_LIMIT
 
 
+class SuggestConfig(_Table, frozen=True):
+    #: The score a suggestion needs to activate (``skills.suggest``, the prompt hooks).
+    threshold: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = suggest_defaults.DEFAULT_THRESHOLD
+
+
 class LimitsConfig(_Table, frozen=True):
     """Bounds of a long-running process, from the user's config only (a repository's
     ``[limits]`` is ignored: it cannot raise what protects the user's daemon)."""
@@ -107,6 +114,7 @@ class Config(_Table, frozen=True):
     roots: RootsConfig = RootsConfig()
     prompt: PromptConfig = PromptConfig()
     search: SearchConfig = SearchConfig()
+    suggest: SuggestConfig = SuggestConfig()
     permissions: PermissionsConfig = PermissionsConfig()
     trust: TrustConfig = TrustConfig()
     limits: LimitsConfig = LimitsConfig()
@@ -182,7 +190,9 @@ def describe_type(annotation: Any) -> str:
         return " | ".join(json.dumps(a) for a in args)
     if origin is tuple:
         return f"list of {describe_type(args[0])}"
-    return {bool: "boolean", int: "integer", str: "string"}.get(annotation, str(annotation))
+    return {bool: "boolean", int: "integer", float: "number", str: "string"}.get(
+        annotation, str(annotation)
+    )
 
 
 def _known_keys() -> dict[str, Any]:

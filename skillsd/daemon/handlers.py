@@ -146,6 +146,7 @@ def _validate(params: ValidateParams, ctx: RequestContext) -> ValidateResult:
 _WITH_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "skills.list": rq.list_skills,
     "skills.search": rq.search,
+    "skills.suggest": rq.suggest,
     "skills.invoke": rq.invoke,
     "skills.load": rq.load,
     "skills.unload": rq.unload,

@@ -32,6 +32,7 @@ from skillsd.core.config import Config
 from skillsd.core.discovery import RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.search import SearchIndex
+from skillsd.core.suggest import SuggestIndex
 from skillsd.core.watch_plan import WatchPlan, changed_since, watch_plan
 from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
@@ -92,6 +93,7 @@ class CachedCatalog:
     listeners: set[Listener] = field(default_factory=set)
     #: The search index of ``catalog`` (built on first search, off the event loop).
     search_index: tuple[Catalog, SearchIndex] | None = None
+    suggest_index: tuple[Catalog, SuggestIndex] | None = None
     #: What is watched, and which event paths concern the catalog.
     watched: WatchPlan | None = None
 

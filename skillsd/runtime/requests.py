@@ -56,6 +56,8 @@ from skillsd_protocol.messages import (
     SessionOpenParams,
     SetEnabledParams,
     SetEnabledResult,
+    SuggestParams,
+    SuggestResult,
     ToolsCallParams,
     ToolsCallResult,
     TrustGetParams,
@@ -194,6 +196,13 @@ async def search(svc: Services, params: SearchParams, caller: Caller = _NOBODY) 
     view = await _view(svc, caller, params.cwd, params.session_id)
     index, disabled = await svc.search_index(view)
     return ops.search(view.seen, index, params, disabled_ids=disabled)
+
+
+async def suggest(svc: Services, params: SuggestParams, caller: Caller = _NOBODY) -> SuggestResult:
+    """``skills.suggest``: the skills that fit the user's request."""
+    view = await _view(svc, caller, params.cwd, params.session_id)
+    index = await svc.suggest_index(view)
+    return ops.suggest(view.seen, index, params)
 
 
 async def load(svc: Services, params: LoadParams, caller: Caller = _NOBODY) -> LoadResult:

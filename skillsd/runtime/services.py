@@ -20,6 +20,7 @@ from skillsd.core.permissions import Check, evaluate
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
 from skillsd.core.state import StateStore, default_state_path
+from skillsd.core.suggest import SuggestIndex
 from skillsd.core.trust import TrustState, resolve_trust
 from skillsd.operations import OperationView
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
@@ -164,6 +165,17 @@ class Services:
             is_trusted=self.is_trusted,
         )
         return View(seen, entry)
+
+    async def suggest_index(self, view: View) -> SuggestIndex:
+        """The suggestion index of the view's base catalog, kept on the cache entry while that
+        catalog is current and built in a worker thread; a session's enable flags are applied
+        at query time."""
+        base = view.entry.catalog or view.catalog
+        cached = view.entry.suggest_index
+        if cached is None or cached[0] is not base:
+            cached = (base, await asyncio.to_thread(SuggestIndex, base.skills))
+            view.entry.suggest_index = cached
+        return cached[1]
 
     async def search_index(self, view: View) -> tuple[SearchIndex, frozenset[str]]:
         """A search index for the view and the ids it must treat as disabled.

@@ -202,6 +202,38 @@ class AsyncMethods:
         )
         return result
 
+    async def suggest(
+        self,
+        *,
+        prompt: str,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        active_files: list[str] | None = None,
+        limit: int = 3,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.SuggestResult:
+        """``skills.suggest``: The enabled, model-invocable skills that fit a user's request, each
+        with a 0..1 score, whether it activates (over suggest.threshold) and why.
+
+        Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
+        """
+        result: m.SuggestResult = await self.request(
+            "skills.suggest",
+            _params(
+                m.SuggestParams,
+                prompt=prompt,
+                cwd=cwd,
+                session_id=session_id,
+                active_files=active_files,
+                limit=limit,
+            ),
+            result_type=m.SuggestResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
     async def commands(
         self,
         *,
@@ -1114,6 +1146,38 @@ class SyncMethods:
                 include_disabled=include_disabled,
             ),
             result_type=m.SearchResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def suggest(
+        self,
+        *,
+        prompt: str,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        active_files: list[str] | None = None,
+        limit: int = 3,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.SuggestResult:
+        """``skills.suggest``: The enabled, model-invocable skills that fit a user's request, each
+        with a 0..1 score, whether it activates (over suggest.threshold) and why.
+
+        Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
+        """
+        result: m.SuggestResult = self.request(
+            "skills.suggest",
+            _params(
+                m.SuggestParams,
+                prompt=prompt,
+                cwd=cwd,
+                session_id=session_id,
+                active_files=active_files,
+                limit=limit,
+            ),
+            result_type=m.SuggestResult,
             timeout=timeout,
             on_progress=on_progress,
         )

@@ -56,6 +56,8 @@ import {
   type RememberParams,
   type SearchParams,
   type SearchResult,
+  type SuggestParams,
+  type SuggestResult,
   type CommandsParams,
   type CommandsResult,
   type InvokeParams,
@@ -500,6 +502,11 @@ export class SkillsdClient extends EventEmitter<SkillsdClientEvents> implements 
 
   search(params: SearchParams, options?: RequestOptions): Promise<SearchResult> {
     return this.request("skills.search", params, options);
+  }
+
+  /** The skills that fit a user's request, each with a 0..1 score and whether it activates. */
+  suggest(params: SuggestParams, options?: RequestOptions): Promise<SuggestResult> {
+    return this.request("skills.suggest", params, options);
   }
 
   /** Slash commands: user-invocable skills and `.claude/commands` files (docs/protocol.md). */

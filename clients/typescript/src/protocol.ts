@@ -1159,6 +1159,42 @@ export interface StateWriteFailedData {
 }
 
 /**
+ * The user's request (`prompt`) and what the host knows: the files being worked on, the
+ * session (whose loaded skills are reported, never activated again).
+ */
+export interface SuggestParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  activeFiles?: string[] | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default 3 */
+  limit?: number;
+  prompt: string;
+  /** @default null */
+  sessionId?: string | null;
+}
+
+export interface SuggestResult {
+  suggestions: Suggestion[];
+  threshold: number;
+}
+
+/**
+ * One skill that fits the request: `score` in 0..1 (the share of the request's
+ * informative words the skill covers, weighted by rarity), `activate` when it passes the
+ * threshold, and `reasons` such as `description: deploy, vercel`.
+ */
+export interface Suggestion {
+  activate: boolean;
+  loaded: boolean;
+  reasons: string[];
+  score: number;
+  skill: SkillMetadata;
+}
+
+/**
  * Something is over a bound: the file at `path` is larger than the daemon reads, or a
  * reply, a table or a count would pass `limit` (named in the message).
  */
@@ -1451,6 +1487,12 @@ export interface Methods {
    */
   "skills.setEnabled": { params: SetEnabledParams; result: SetEnabledResult };
   /**
+   * The enabled, model-invocable skills that fit a user's request, each with a 0..1 score, whether it activates (over suggest.threshold) and why.
+   *
+   * Error kinds: session_not_found, invalid_config.
+   */
+  "skills.suggest": { params: SuggestParams; result: SuggestResult };
+  /**
    * Forget a loaded skill in a session and revoke the rules its `allowed-tools` granted.
    *
    * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, session_not_found, invalid_config.
@@ -1517,6 +1559,7 @@ export const METHOD_NAMES = [
   "skills.scan",
   "skills.search",
   "skills.setEnabled",
+  "skills.suggest",
   "skills.unload",
   "skills.update",
   "skills.validate",

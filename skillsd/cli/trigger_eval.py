@@ -1,0 +1,171 @@
+"""``skillsd eval [PATH...]``: trigger evaluations for skill authors (docs/hooks.md).
+
+A skill may hold ``evals/triggers.json``: a list of ``{"query": ..., "should_trigger": bool}``
+(the format Anthropic's skill-creator writes). Each query goes through ``skills.suggest``
+against the whole catalog the user has, so a rival skill that wins is visible; the skill
+"triggers" when it activates. Per skill: precision, recall and every misfire with the skill that
+won instead. Exit 1 when a skill's precision or recall is under ``--min``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+import msgspec
+
+from skillsd import operations as ops
+from skillsd.cli.catalog import catalog_view, emit_json, failing, one_line
+from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.suggest import SuggestIndex
+from skillsd_protocol import SkillMetadata
+from skillsd_protocol.messages import SuggestParams
+
+__all__ = ["TRIGGERS_FILE", "register"]
+
+#: Where a skill keeps its trigger evaluations, relative to its folder.
+TRIGGERS_FILE = os.path.join("evals", "triggers.json")
+_MAX_CASES = 1000
+
+
+class Misfire(msgspec.Struct, rename="camel", kw_only=True):
+    query: str
+    should_trigger: bool
+    score: float
+    #: The skill that came first instead (None: nothing fit).
+    winner: str | None
+
+
+class SkillEval(msgspec.Struct, rename="camel", kw_only=True):
+    name: str
+    path: str
+    cases: int
+    precision: float
+    recall: float
+    misfires: list[Misfire]
+    passed: bool
+
+
+def register(subparsers: Any) -> None:
+    """Add ``eval``."""
+    p = subparsers.add_parser(
+        "eval",
+        help="run skills' trigger evaluations (evals/triggers.json) against your catalog",
+        description="For each skill with evals/triggers.json (all of the catalog's, or those "
+        "under PATH), run every query through skills.suggest and report precision, recall "
+        "and the misfires, naming the skill that won instead.",
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help="skill folders (default: every skill)")
+    p.add_argument("--cwd", help="working directory whose catalog to use (default: .)")
+    p.add_argument("--extra-root", action="append", default=[], metavar="DIR", help="an extra root")
+    p.add_argument(
+        "--min", type=float, default=0.8, help="fail under this precision or recall (0.8)"
+    )
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=_eval)
+
+
+def _cases(skill: SkillMetadata) -> list[tuple[str, bool]] | None:
+    path = os.path.join(skill.dir, TRIGGERS_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise SkillsdError(f"{path}: {exc}", InvalidParamsData(field="paths")) from None
+    if not isinstance(data, list):
+        raise SkillsdError(
+            f"{path}: expected a list of {{query, should_trigger}}",
+            InvalidParamsData(field="paths"),
+        )
+    cases = []
+    for n, case in enumerate(data[:_MAX_CASES]):
+        query = case.get("query") if isinstance(case, dict) else None
+        should = case.get("should_trigger") if isinstance(case, dict) else None
+        if not isinstance(query, str) or not query.strip() or not isinstance(should, bool):
+            raise SkillsdError(
+                f"{path}: entry {n} needs a non-empty `query` and a boolean `should_trigger`",
+                InvalidParamsData(field="paths"),
+            )
+        cases.append((query, should))
+    return cases
+
+
+def _evaluate(
+    view: ops.OperationView,
+    index: SuggestIndex,
+    skill: SkillMetadata,
+    cases: list[tuple[str, bool]],
+) -> tuple[SkillEval, float]:
+    true_pos = false_pos = false_neg = 0
+    misfires = []
+    for query, should in cases:
+        result = ops.suggest(view, index, SuggestParams(prompt=query, limit=50))
+        mine = next((s for s in result.suggestions if s.skill.id == skill.id), None)
+        fired = mine is not None and mine.activate
+        if fired and should:
+            true_pos += 1
+            continue
+        if not fired and not should:
+            continue
+        if fired:
+            false_pos += 1
+        else:
+            false_neg += 1
+        others = [s for s in result.suggestions if s.skill.id != skill.id]
+        winner = others[0].skill.name if others and (not should or others[0].activate) else None
+        misfires.append(
+            Misfire(
+                query=query,
+                should_trigger=should,
+                score=mine.score if mine is not None else 0.0,
+                winner=winner,
+            )
+        )
+    precision = true_pos / (true_pos + false_pos) if true_pos + false_pos else 1.0
+    recall = true_pos / (true_pos + false_neg) if true_pos + false_neg else 1.0
+    evaluated = SkillEval(
+        name=skill.name,
+        path=skill.path,
+        cases=len(cases),
+        precision=round(precision, 4),
+        recall=round(recall, 4),
+        misfires=misfires,
+        passed=True,
+    )
+    return evaluated, min(precision, recall)
+
+
+@failing
+def _eval(args: argparse.Namespace) -> int:
+    view = catalog_view(args)
+    index = SuggestIndex(view.catalog.skills)
+    wanted = [os.path.realpath(p) for p in args.paths]
+    results: list[SkillEval] = []
+    for skill in view.catalog.skills:
+        if wanted and os.path.realpath(skill.dir) not in wanted:
+            continue
+        cases = _cases(skill)
+        if cases is None:
+            continue
+        evaluated, worst = _evaluate(view, index, skill, cases)
+        evaluated.passed = worst >= args.min
+        results.append(evaluated)
+    if args.json:
+        emit_json(results)
+    elif not results:
+        print(f"no skill here has {TRIGGERS_FILE}")
+    for r in [] if args.json else results:
+        verdict = "ok" if r.passed else "FAILED"
+        print(
+            f"{one_line(r.name)}: precision {r.precision:.2f}, recall {r.recall:.2f} "
+            f"over {r.cases} queries: {verdict}"
+        )
+        for m in r.misfires:
+            what = "did not trigger" if m.should_trigger else "triggered by mistake"
+            instead = f"; {one_line(m.winner)} won" if m.winner else ""
+            print(f"  {what} ({m.score:.2f}{instead}): {one_line(m.query, 80)}")
+    return 0 if all(r.passed for r in results) else 1
