@@ -1,0 +1,276 @@
+"""Soak of ``skillsd mcp --http``: many MCP clients at once, latency, HTTP statuses and RSS.
+
+    .venv/bin/python bench/mcp_http_soak.py                  # 1-client baseline, then 200 x 60 s
+    .venv/bin/python bench/mcp_http_soak.py --clients 20 --seconds 30 --json
+
+Each pass starts a fresh server (``python -m skillsd mcp --http 127.0.0.1:PORT``, bearer token
+in ``$SKILLSD_MCP_TOKEN``) in a temporary copy of ``examples/project`` with ``HOME`` at a copy of
+``examples/home`` and an empty config. Every client opens its own session (``initialize`` +
+``notifications/initialized``), then loops until the time is up: ``tools/list``, ``tools/call``
+of the search tool, ``resources/list``, ``resources/read`` of one resource, ``prompts/get`` of
+one prompt (names found once through ``tools/list``/``resources/list``/``prompts/list``). Each
+request's wall time and HTTP status are recorded (a JSON-RPC error in a 200 reply counts as
+``rpc-error``). A thread samples VmRSS/VmHWM of the server and any children every 0.5 s.
+Targets, judged on the last (N-client) pass: peak RSS < 256 MiB and p99 < 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+ROOT = Path(__file__).resolve().parent.parent
+TOKEN = "soak-" + "t" * 40
+HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "Content-Type": "application/json",
+    "Authorization": f"Bearer {TOKEN}",
+}
+RSS_TARGET_MIB, P99_TARGET_MS = 256, 100
+
+
+def proc_tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants (from ``/proc/*/task/*/children``)."""
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                todo += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
+    return found
+
+
+def vm_mib(pid: int) -> tuple[float, float]:
+    """(VmRSS, VmHWM) in MiB summed over ``pid``'s process tree."""
+    rss = hwm = 0.0
+    for p in proc_tree(pid):
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    rss += int(line.split()[1]) / 1024
+                elif line.startswith("VmHWM:"):
+                    hwm += int(line.split()[1]) / 1024
+        except OSError:
+            pass
+    return rss, hwm
+
+
+class Sampler(threading.Thread):
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid, self.samples, self.stop = pid, [vm_mib(pid)], threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.wait(0.5):
+            self.samples.append(vm_mib(self.pid))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
+    env = dict(os.environ, HOME=str(tmp / "home"), SKILLSD_MCP_TOKEN=TOKEN)
+    env.update(SKILLSD_CONFIG=str(tmp / "config.toml"), XDG_STATE_HOME=str(tmp / "state"))
+    env.update(XDG_CONFIG_HOME=str(tmp / "xdg"), SKILLSD_RUNTIME_DIR=str(tmp / "run"))
+    for var in ("SKILLSD_ROOT", "AGENT_SKILLS_PATH", "CODEX_HOME"):
+        env.pop(var, None)
+    port = free_port()
+    cmd = [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}"]
+    proc = subprocess.Popen(cmd, cwd=tmp / "project", env=env, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            httpx2.get(url, timeout=0.5)
+            return proc, url
+        except httpx2.TransportError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit(f"the server did not start (exit {proc.poll()})")
+
+
+def parse(response: httpx2.Response) -> Any:
+    """The JSON-RPC message of a JSON or single-event SSE reply (None when empty)."""
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        text = next((ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")), "")
+    return json.loads(text) if text.strip() else None
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.latencies: list[float] = []
+        self.statuses: Counter[str] = Counter()
+
+    async def call(
+        self, http: httpx2.AsyncClient, url: str, body: dict[str, Any], sid: str | None = None
+    ) -> tuple[httpx2.Response | None, Any]:
+        headers = dict(HEADERS, **({"Mcp-Session-Id": sid} if sid else {}))
+        start = time.perf_counter()
+        try:
+            response = await http.post(url, content=json.dumps(body), headers=headers)
+            message = parse(response)
+        except (httpx2.HTTPError, ValueError) as exc:
+            self.statuses[type(exc).__name__] += 1
+            return None, None
+        self.latencies.append(time.perf_counter() - start)
+        bad = isinstance(message, dict) and "error" in message and response.status_code == 200
+        self.statuses["rpc-error" if bad else str(response.status_code)] += 1
+        return response, message
+
+
+def rpc(method: str, params: dict[str, Any] | None = None, id_: int = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}}
+
+
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "soak", "version": "1"},
+}
+
+
+async def open_session(stats: Stats, http: httpx2.AsyncClient, url: str) -> str | None:
+    response, _ = await stats.call(http, url, rpc("initialize", INIT))
+    if response is None or response.status_code != 200:
+        return None
+    sid = response.headers["mcp-session-id"]
+    await stats.call(http, url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    return sid
+
+
+async def discover(http: httpx2.AsyncClient, url: str) -> list[dict[str, Any]]:
+    """The loop's requests, with names taken from the server's own lists."""
+    stats = Stats()
+    sid = await open_session(stats, http, url)
+    tools = (await stats.call(http, url, rpc("tools/list"), sid))[1]["result"]["tools"]
+    search = next(t["name"] for t in tools if "search" in t["name"])
+    res = (await stats.call(http, url, rpc("resources/list"), sid))[1]["result"]["resources"]
+    prompts = (await stats.call(http, url, rpc("prompts/list"), sid))[1]["result"]["prompts"]
+    await http.request("DELETE", url, headers=dict(HEADERS, **{"Mcp-Session-Id": sid or ""}))
+    return [
+        rpc("tools/list"),
+        rpc("tools/call", {"name": search, "arguments": {"query": "release notes"}}),
+        rpc("resources/list"),
+        rpc("resources/read", {"uri": res[0]["uri"]}),
+        rpc("prompts/get", {"name": prompts[0]["name"]}),
+    ]
+
+
+async def client(stats: Stats, http: httpx2.AsyncClient, url: str, loop: list[Any], end: float):
+    sid = None
+    while sid is None and time.monotonic() < end:
+        sid = await open_session(stats, http, url)
+        if sid is None:
+            await asyncio.sleep(0.5)  # e.g. 503 at the session cap
+    n = 2
+    while time.monotonic() < end:
+        for body in loop:
+            n += 1
+            await stats.call(http, url, dict(body, id=n), sid)
+
+
+def pct(sorted_ms: list[float], q: float) -> float:
+    return sorted_ms[min(len(sorted_ms) - 1, int(q * len(sorted_ms)))] if sorted_ms else 0.0
+
+
+async def drive(url: str, clients: int, seconds: float) -> tuple[Stats, float]:
+    limits = httpx2.Limits(max_connections=clients + 1, max_keepalive_connections=clients + 1)
+    async with httpx2.AsyncClient(limits=limits, timeout=httpx2.Timeout(60.0)) as http:
+        loop = await discover(http, url)
+        stats, start = Stats(), time.monotonic()
+        end = start + seconds
+        await asyncio.gather(*(client(stats, http, url, loop, end) for _ in range(clients)))
+        return stats, time.monotonic() - start
+
+
+def run_pass(examples: Path, clients: int, seconds: float) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="skillsd-soak-") as tmp_name:
+        tmp = Path(tmp_name)
+        shutil.copytree(examples / "home", tmp / "home", symlinks=True)
+        shutil.copytree(examples / "project", tmp / "project", symlinks=True)
+        (tmp / "config.toml").write_text("")
+        proc, url = start_server(tmp)
+        try:
+            sampler = Sampler(proc.pid)
+            idle = sampler.samples[0][0]
+            sampler.start()
+            stats, elapsed = asyncio.run(drive(url, clients, seconds))
+            time.sleep(1.0)
+            sampler.stop.set()
+            sampler.join()
+            final, hwm = vm_mib(proc.pid)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    ms = sorted(x * 1000 for x in stats.latencies)
+    peak = max([hwm, *(s[0] for s in sampler.samples)])
+    return {
+        "clients": clients,
+        "seconds": round(elapsed, 1),
+        "requests": sum(stats.statuses.values()),
+        "req_per_s": round(sum(stats.statuses.values()) / elapsed, 1),
+        "statuses": dict(sorted(stats.statuses.items())),
+        "p50_ms": round(pct(ms, 0.50), 1),
+        "p95_ms": round(pct(ms, 0.95), 1),
+        "p99_ms": round(pct(ms, 0.99), 1),
+        "max_ms": round(ms[-1] if ms else 0.0, 1),
+        "idle_rss_mib": round(idle, 1),
+        "peak_rss_mib": round(peak, 1),
+        "final_rss_mib": round(final, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--baseline-seconds", type=float, default=10.0)
+    parser.add_argument("--examples", type=Path, default=ROOT / "examples")
+    parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    args = parser.parse_args()
+    rows = [run_pass(args.examples, 1, args.baseline_seconds)]
+    rows.append(run_pass(args.examples, args.clients, args.seconds))
+    last = rows[-1]
+    verdict = {
+        "rss_met": last["peak_rss_mib"] < RSS_TARGET_MIB,
+        "p99_met": last["p99_ms"] < P99_TARGET_MS,
+    }
+    if args.json:
+        print(json.dumps({"nproc": os.cpu_count(), "rows": rows, **verdict}, indent=2))
+        return
+    cols = "clients requests req/s statuses p50_ms p95_ms p99_ms peak_RSS_MiB final_RSS_MiB"
+    keys = "clients requests req_per_s statuses p50_ms p95_ms p99_ms peak_rss_mib final_rss_mib"
+    print("| " + " | ".join(cols.split()) + " |")
+    print("|" + "---|" * len(cols.split()))
+    for row in rows:
+        cells = [row[k] for k in keys.split()]
+        cells[3] = " ".join(f"{code}:{n}" for code, n in row["statuses"].items())
+        print("| " + " | ".join(str(c) for c in cells) + " |")
+    met = {True: "met", False: "NOT met"}
+    print(f"target RSS<{RSS_TARGET_MIB} MiB: {met[verdict['rss_met']]} ({last['peak_rss_mib']})")
+    print(f"target p99<{P99_TARGET_MS} ms: {met[verdict['p99_met']]} ({last['p99_ms']})")
+
+
+if __name__ == "__main__":
+    main()
