@@ -151,4 +151,3 @@ def test_a_malformed_triggers_file_names_the_file_and_entry(tree: dict[str, Path
     out = run_cli(tree, "eval")
     assert out.returncode == 2
     assert "evals/triggers.json: entry 0 needs a non-empty `query` and a boolean" in out.stderr
-
