@@ -7,17 +7,18 @@ Each pass starts a fresh server (``python -m skillsd mcp --http 127.0.0.1:PORT``
 in ``$SKILLSD_MCP_TOKEN``) in a temporary copy of ``examples/project`` with ``HOME`` at a copy of
 ``examples/home`` and an empty config. Every client opens its own session (``initialize`` +
 ``notifications/initialized``), then loops until the time is up: ``tools/list``, ``tools/call``
-of the search tool, ``resources/list``, ``resources/read`` of one resource, ``prompts/get`` of
-one prompt (names found once through ``tools/list``/``resources/list``/``prompts/list``). Each
-request's wall time and HTTP status are recorded (a JSON-RPC error in a 200 reply counts as
-``rpc-error``). A thread samples VmRSS/VmHWM of the server and any children every 0.5 s.
-Targets, judged on the last (N-client) pass: peak RSS < 256 MiB and p99 < 100 ms.
+of the search tool, ``resources/list``, ``resources/read`` and ``prompts/get`` (names taken
+from the server's lists). Each request's wall time and HTTP status are recorded (a JSON-RPC error
+in a 200 reply counts as ``rpc-error``); a thread samples VmRSS/VmHWM of the server and any
+children every 0.5 s. Targets, judged on the N-client pass: peak RSS < 256 MiB, p99 < 100 ms.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -35,68 +36,41 @@ import httpx2
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "soak-" + "t" * 40
-HEADERS = {
-    "Accept": "application/json, text/event-stream",
-    "Content-Type": "application/json",
-    "Authorization": f"Bearer {TOKEN}",
-}
+HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+HEADERS["Authorization"] = f"Bearer {TOKEN}"
+CLIENT = {"name": "soak", "version": "1"}
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT}
 RSS_TARGET_MIB, P99_TARGET_MS = 256, 100
 
 
-def proc_tree(pid: int) -> list[int]:
-    """``pid`` and all its descendants (from ``/proc/*/task/*/children``)."""
-    found, todo = [], [pid]
+def usage(pid: int) -> tuple[float, float, float]:
+    """(VmRSS MiB, VmHWM MiB, CPU seconds) summed over ``pid`` and its descendants."""
+    rss = hwm = cpu = 0.0
+    todo = [pid]
     while todo:
         p = todo.pop()
-        found.append(p)
-        for task in Path(f"/proc/{p}/task").glob("*"):
-            try:
+        with contextlib.suppress(OSError, KeyError):  # gone, or a zombie
+            for task in Path(f"/proc/{p}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
-            except OSError:
-                pass
-    return found
+            vm = dict(ln.split(":", 1) for ln in Path(f"/proc/{p}/status").read_text().splitlines())
+            stat = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu += (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+            rss += int(vm["VmRSS"].split()[0]) / 1024
+            hwm += int(vm["VmHWM"].split()[0]) / 1024
+    return rss, hwm, cpu
 
 
-def vm_mib(pid: int) -> tuple[float, float]:
-    """(VmRSS, VmHWM) in MiB summed over ``pid``'s process tree."""
-    rss = hwm = 0.0
-    for p in proc_tree(pid):
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    rss += int(line.split()[1]) / 1024
-                elif line.startswith("VmHWM:"):
-                    hwm += int(line.split()[1]) / 1024
-        except OSError:
-            pass
-    return rss, hwm
-
-
-class Sampler(threading.Thread):
-    def __init__(self, pid: int) -> None:
-        super().__init__(daemon=True)
-        self.pid, self.samples, self.stop = pid, [vm_mib(pid)], threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.wait(0.5):
-            self.samples.append(vm_mib(self.pid))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_server(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
-    env = dict(os.environ, HOME=str(tmp / "home"), SKILLSD_MCP_TOKEN=TOKEN)
+def start_server(tmp: Path, log: Any) -> tuple[subprocess.Popen[bytes], str]:
+    drop = ("SKILLSD_ROOT", "AGENT_SKILLS_PATH", "CODEX_HOME")  # Codex's folder follows HOME
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(HOME=str(tmp / "home"), SKILLSD_MCP_TOKEN=TOKEN)
     env.update(SKILLSD_CONFIG=str(tmp / "config.toml"), XDG_STATE_HOME=str(tmp / "state"))
     env.update(XDG_CONFIG_HOME=str(tmp / "xdg"), SKILLSD_RUNTIME_DIR=str(tmp / "run"))
-    for var in ("SKILLSD_ROOT", "AGENT_SKILLS_PATH", "CODEX_HOME"):
-        env.pop(var, None)
-    port = free_port()
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
     cmd = [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}"]
-    proc = subprocess.Popen(cmd, cwd=tmp / "project", env=env, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=tmp / "project", env=env, stdout=log, stderr=log)
     url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
@@ -139,15 +113,8 @@ class Stats:
         return response, message
 
 
-def rpc(method: str, params: dict[str, Any] | None = None, id_: int = 1) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id_, "method": method, "params": params or {}}
-
-
-INIT = {
-    "protocolVersion": "2025-11-25",
-    "capabilities": {},
-    "clientInfo": {"name": "soak", "version": "1"},
-}
+def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
 
 
 async def open_session(stats: Stats, http: httpx2.AsyncClient, url: str) -> str | None:
@@ -183,15 +150,10 @@ async def client(stats: Stats, http: httpx2.AsyncClient, url: str, loop: list[An
         sid = await open_session(stats, http, url)
         if sid is None:
             await asyncio.sleep(0.5)  # e.g. 503 at the session cap
-    n = 2
-    while time.monotonic() < end:
-        for body in loop:
-            n += 1
-            await stats.call(http, url, dict(body, id=n), sid)
-
-
-def pct(sorted_ms: list[float], q: float) -> float:
-    return sorted_ms[min(len(sorted_ms) - 1, int(q * len(sorted_ms)))] if sorted_ms else 0.0
+    for n, body in enumerate(itertools.cycle(loop), 3):
+        if time.monotonic() >= end:
+            break
+        await stats.call(http, url, dict(body, id=n), sid)
 
 
 async def drive(url: str, clients: int, seconds: float) -> tuple[Stats, float]:
@@ -210,34 +172,47 @@ def run_pass(examples: Path, clients: int, seconds: float) -> dict[str, Any]:
         shutil.copytree(examples / "home", tmp / "home", symlinks=True)
         shutil.copytree(examples / "project", tmp / "project", symlinks=True)
         (tmp / "config.toml").write_text("")
-        proc, url = start_server(tmp)
+        log = (tmp / "server.log").open("wb")
+        proc, url = start_server(tmp, log)
         try:
-            sampler = Sampler(proc.pid)
-            idle = sampler.samples[0][0]
+            samples, stop = [usage(proc.pid)], threading.Event()
+
+            def sample() -> None:
+                while not stop.wait(0.5):
+                    samples.append(usage(proc.pid))
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            idle, _, cpu0 = samples[0]
+            mine = time.process_time()
             sampler.start()
             stats, elapsed = asyncio.run(drive(url, clients, seconds))
+            mine = time.process_time() - mine
             time.sleep(1.0)
-            sampler.stop.set()
+            stop.set()
             sampler.join()
-            final, hwm = vm_mib(proc.pid)
+            final, hwm, cpu = usage(proc.pid)
         finally:
             proc.terminate()
             proc.wait(10)
-    ms = sorted(x * 1000 for x in stats.latencies)
-    peak = max([hwm, *(s[0] for s in sampler.samples)])
+            log.close()
+            said = (tmp / "server.log").read_text(errors="replace").splitlines()
+        errors = [ln for ln in said if not ln.startswith("skillsd mcp: ")][:20]
+    ms = sorted(x * 1000 for x in stats.latencies) or [0.0]
+    peak = max([hwm, *(s[0] for s in samples)])
     return {
         "clients": clients,
         "seconds": round(elapsed, 1),
         "requests": sum(stats.statuses.values()),
         "req_per_s": round(sum(stats.statuses.values()) / elapsed, 1),
         "statuses": dict(sorted(stats.statuses.items())),
-        "p50_ms": round(pct(ms, 0.50), 1),
-        "p95_ms": round(pct(ms, 0.95), 1),
-        "p99_ms": round(pct(ms, 0.99), 1),
-        "max_ms": round(ms[-1] if ms else 0.0, 1),
+        **{f"p{q}_ms": round(ms[min(len(ms) - 1, len(ms) * q // 100)], 1) for q in (50, 95, 99)},
+        "max_ms": round(ms[-1], 1),
         "idle_rss_mib": round(idle, 1),
         "peak_rss_mib": round(peak, 1),
         "final_rss_mib": round(final, 1),
+        "server_cpu_pct": round(100 * (cpu - cpu0) / elapsed),
+        "bench_cpu_pct": round(100 * mine / elapsed),
+        "server_stderr": errors,
     }
 
 
@@ -252,10 +227,8 @@ def main() -> None:
     rows = [run_pass(args.examples, 1, args.baseline_seconds)]
     rows.append(run_pass(args.examples, args.clients, args.seconds))
     last = rows[-1]
-    verdict = {
-        "rss_met": last["peak_rss_mib"] < RSS_TARGET_MIB,
-        "p99_met": last["p99_ms"] < P99_TARGET_MS,
-    }
+    verdict = {"rss_met": last["peak_rss_mib"] < RSS_TARGET_MIB}
+    verdict["p99_met"] = last["p99_ms"] < P99_TARGET_MS
     if args.json:
         print(json.dumps({"nproc": os.cpu_count(), "rows": rows, **verdict}, indent=2))
         return

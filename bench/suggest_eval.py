@@ -55,14 +55,15 @@ def _filler(folder: Path, count: int) -> None:
         )
 
 
-def evaluate(index: SuggestIndex, rows: list[dict], threshold: float) -> dict:  # type: ignore[type-arg]
+def evaluate(index: SuggestIndex, rows: list[dict], threshold: float, semantic=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
     covered = [r for r in rows if r["expect"]]
     top1 = top3 = 0
     by_kind: dict[str, list[int]] = {}
     true_act = false_act = missed_act = unrelated_act = 0
     unrelated = [r for r in rows if not r["expect"]]
     for row in rows:
-        ranked = index.rank(row["query"])
+        similarity = semantic(row["query"]) if semantic is not None else None
+        ranked = index.rank(row["query"], similarity=similarity)
         names = [s.skill.name for s in ranked[:3]]
         active = [s.skill.name for s in ranked if s.score >= threshold]
         wanted = set((row["expect"] or "").split("|")) - {""}
@@ -108,15 +109,25 @@ def search_baseline(catalog, rows: list[dict]) -> tuple[float, float]:  # type: 
     return top1 / len(covered), top3 / len(covered)
 
 
-def latency(index: SuggestIndex, rows: list[dict]) -> tuple[float, float]:  # type: ignore[type-arg]
+def latency(index: SuggestIndex, rows: list[dict], semantic=None) -> tuple[float, float]:  # type: ignore[no-untyped-def,type-arg]
     times = []
     for _ in range(3):
         for row in rows:
             start = time.perf_counter()
-            index.rank(row["query"])
+            similarity = semantic(row["query"]) if semantic is not None else None
+            index.rank(row["query"], similarity=similarity)
             times.append((time.perf_counter() - start) * 1000)
     times.sort()
     return statistics.median(times), times[int(len(times) * 0.95)]
+
+
+def _semantic_for(skills):  # type: ignore[no-untyped-def]
+    """The semantic stage over ``skills`` (None without the extra ``skillsd[semantic]``)."""
+    from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
+
+    if semantic_version() is None:
+        return None
+    return SemanticIndex(SemanticModel(tempfile.mkdtemp(prefix="skillsd-emb-")), skills)
 
 
 def main() -> int:
@@ -128,53 +139,55 @@ def main() -> int:
     rows = json.loads(SET.read_text())
     catalog = catalog_of(CORPORA)
     index = SuggestIndex(catalog.skills)
-    result = evaluate(index, rows, args.threshold)
     base1, base3 = search_baseline(catalog, rows)
-    with tempfile.TemporaryDirectory() as tmp:
-        _filler(Path(tmp), 1000 - len(catalog.skills))
-        big = SuggestIndex(catalog_of(CORPORA, Path(tmp)).skills)
-        big_result = evaluate(big, rows, args.threshold)
-        p50_big, p95_big = latency(big, rows)
-    p50, p95 = latency(index, rows)
-    report = {
-        **result,
-        "search_baseline": {"top1": base1, "top3": base3},
-        "top1_at_1000": big_result["top1"],
-        "latency_ms": {
-            "corpus_p50": p50,
-            "corpus_p95": p95,
-            "n1000_p50": p50_big,
-            "n1000_p95": p95_big,
-        },
+    stages = {"lexical": None, "lexical+semantic": _semantic_for(catalog.skills)}
+    report: dict[str, object] = {
         "requests": len(rows),
         "skills": len(catalog.skills),
+        "search_baseline": {"top1": base1, "top3": base3},
     }
+    with tempfile.TemporaryDirectory() as tmp:
+        _filler(Path(tmp), 1000 - len(catalog.skills))
+        big_catalog = catalog_of(CORPORA, Path(tmp))
+        big = SuggestIndex(big_catalog.skills)
+        for name, semantic in stages.items():
+            if name != "lexical" and semantic is None:
+                continue
+            result = evaluate(index, rows, args.threshold, semantic)
+            big_semantic = _semantic_for(big_catalog.skills) if semantic is not None else None
+            p50, p95 = latency(big, rows, big_semantic)
+            result["n1000_latency_ms"] = {"p50": p50, "p95": p95}
+            if args.sweep:
+                result["sweep"] = {
+                    t: evaluate(index, rows, t, semantic)
+                    for t in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+                }
+            report[name] = result
     if args.json:
-        print(json.dumps(report, indent=1))
+        print(json.dumps(report, indent=1, default=str))
         return 0
     print(f"{len(rows)} requests, {len(catalog.skills)} corpus skills, threshold {args.threshold}")
-    print(f"{'':28}{'top-1':>8}{'top-3':>8}")
-    print(f"{'skills.suggest':28}{result['top1']:8.2f}{result['top3']:8.2f}")
-    print(f"{'skills.search (baseline)':28}{base1:8.2f}{base3:8.2f}")
-    for kind, (t1, t3, n) in sorted(result["by_kind"].items()):
-        print(f"{'  ' + kind + f' ({n})':28}{t1:8.2f}{t3:8.2f}")
     print(
-        f"activation precision {result['activation_precision']:.2f}, "
-        f"recall {result['activation_recall']:.2f}, "
-        f"false activation on unrelated {result['false_activation_unrelated']:.2f}"
+        f"{'':26}{'top-1':>7}{'top-3':>7}{'act.prec':>9}{'act.rec':>8}{'unrel.act':>10}"
+        f"{'p50 ms@1k':>10}"
     )
-    print(
-        f"latency per request: corpus p50 {p50:.2f} ms p95 {p95:.2f} ms; "
-        f"1 000 skills p50 {p50_big:.2f} ms p95 {p95_big:.2f} ms "
-        f"(top-1 there {big_result['top1']:.2f})"
-    )
-    if args.sweep:
-        print(f"\n{'threshold':>10}{'precision':>11}{'recall':>8}{'unrelated':>11}")
-        for t in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7):
-            r = evaluate(index, rows, t)
+    print(f"{'skills.search (baseline)':26}{base1:7.2f}{base3:7.2f}")
+    for name in stages:
+        r = report.get(name)
+        if not isinstance(r, dict):
+            print(f"{name:26}  (not installed: pip install '.[semantic]')")
+            continue
+        print(
+            f"{name:26}{r['top1']:7.2f}{r['top3']:7.2f}{r['activation_precision']:9.2f}"
+            f"{r['activation_recall']:8.2f}{r['false_activation_unrelated']:10.2f}"
+            f"{r['n1000_latency_ms']['p50']:10.2f}"
+        )
+        for kind, (t1, t3, n) in sorted(r["by_kind"].items()):
+            print(f"{'  ' + kind + f' ({n})':26}{t1:7.2f}{t3:7.2f}")
+        for t, swept in (r.get("sweep") or {}).items():
             print(
-                f"{t:10.2f}{r['activation_precision']:11.2f}{r['activation_recall']:8.2f}"
-                f"{r['false_activation_unrelated']:11.2f}"
+                f"{'  threshold ' + str(t):26}{'':14}{swept['activation_precision']:9.2f}"
+                f"{swept['activation_recall']:8.2f}{swept['false_activation_unrelated']:10.2f}"
             )
     return 0
 

@@ -356,9 +356,15 @@ def search(
     )
 
 
-def suggest(view: OperationView, index: SuggestIndex, params: SuggestParams) -> SuggestResult:
+def suggest(
+    view: OperationView,
+    index: SuggestIndex,
+    params: SuggestParams,
+    similarity: Sequence[float] | None = None,
+) -> SuggestResult:
     """``skills.suggest``: the enabled, model-invocable skills ``index`` ranks for the request,
-    with the view's enable flags; a skill the session loaded is reported, never activated."""
+    with the view's enable flags; a skill the session loaded is reported, never activated.
+    ``similarity``: the semantic stage's answer for this request, when it runs."""
     if not params.prompt.strip():
         raise SkillsdError("the prompt is empty", InvalidParamsData(field="prompt"))
     catalog = view.catalog
@@ -383,7 +389,10 @@ def suggest(view: OperationView, index: SuggestIndex, params: SuggestParams) -> 
             return skill.host is not None and bool(skill.host.paths) and matches(skill)
 
     suggestions = []
-    for scored in index.rank(params.prompt, usable=usable, paths_match=paths_match)[: params.limit]:
+    ranked = index.rank(
+        params.prompt, usable=usable, paths_match=paths_match, similarity=similarity
+    )
+    for scored in ranked[: params.limit]:
         skill = catalog.get(scored.skill.id) or scored.skill
         was_loaded = skill.path in loaded
         suggestions.append(

@@ -151,3 +151,46 @@ def test_a_malformed_triggers_file_names_the_file_and_entry(tree: dict[str, Path
     out = run_cli(tree, "eval")
     assert out.returncode == 2
     assert "evals/triggers.json: entry 0 needs a non-empty `query` and a boolean" in out.stderr
+
+
+def test_the_semantic_stage_lifts_a_request_that_shares_no_word(
+    client: Client, tree: dict[str, Path]
+) -> None:
+    """With the extra ``skillsd[semantic]`` (in the test extra), a paraphrase the skill's words
+    do not cover still ranks it, saying why ("meaning"); unrelated requests stay quiet."""
+    pytest.importorskip("wordllama")
+    write_skill(tree["skills"], "deploy-site", "Deploy applications and websites to production.")
+    result = client.ok("skills.suggest", prompt="ship my web app live")
+    names = [s["skill"]["name"] for s in result["suggestions"]]
+    assert "deploy-site" in names
+    hit = result["suggestions"][names.index("deploy-site")]
+    assert any(r.startswith("meaning: ") for r in hit["reasons"])
+    quiet = client.ok("skills.suggest", prompt="what is the capital of Australia")
+    assert not any(s["activate"] for s in quiet["suggestions"])
+
+
+def test_the_fusion_adds_meaning_above_its_floor_only() -> None:
+    from skillsd.core.suggest import SEMANTIC_FLOOR, SEMANTIC_WEIGHT, SuggestIndex
+    from skillsd_protocol import ResourceCounts, SkillMetadata
+
+    def skill(name: str, description: str) -> SkillMetadata:
+        return SkillMetadata(
+            id=name,
+            name=name,
+            description=description,
+            path=f"/s/{name}/SKILL.md",
+            dir=f"/s/{name}",
+            scope="user",
+            root="/s",
+            mtime_ms=0,
+            size=1,
+            enabled=True,
+            resources=ResourceCounts(scripts=0, references=0, assets=0, other=0),
+            diagnostics=[],
+        )
+
+    index = SuggestIndex([skill("alpha", "Reads ledgers."), skill("beta", "Plots charts.")])
+    ranked = index.rank("something unrelated", similarity=[SEMANTIC_FLOOR + 0.5, SEMANTIC_FLOOR])
+    assert [r.skill.name for r in ranked] == ["alpha"]
+    assert ranked[0].score == pytest.approx(SEMANTIC_WEIGHT * 0.5, abs=1e-4)
+    assert ranked[0].matched == {"meaning": [f"{SEMANTIC_FLOOR + 0.5:.2f}"]}

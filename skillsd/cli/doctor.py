@@ -31,6 +31,7 @@ from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.trust import resolve_trust
 from skillsd.core.watch_plan import watch_plan
 from skillsd.installing.installer import wire_findings
+from skillsd.runtime.embeddings import semantic_version
 from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol import Diagnostic, Scope, SkillLoadError
 from skillsd_protocol.install import ScanFinding
@@ -124,6 +125,9 @@ class DoctorReport(_Out, kw_only=True):
     errors: list[Diagnostic]
     warnings: list[Diagnostic]
     invalid_skills: list[SkillLoadError]
+    #: The stages ``skills.suggest`` runs here and its activation threshold.
+    suggest_stages: list[str] = msgspec.field(default_factory=list)
+    suggest_threshold: float = 0.0
     #: What the static scan (``skillsd scan``) sees in the catalog's skills: warnings and
     #: dangers only (docs/install-skills.md).
     findings: list[ScanFinding] = msgspec.field(default_factory=list)
@@ -274,8 +278,16 @@ def diagnose(
         warnings=warnings,
         invalid_skills=catalog.errors,
         findings=_scan(catalog),
+        suggest_stages=_suggest_stages(),
+        suggest_threshold=config.suggest.threshold,
         catalog_summary=list_summary(catalog, catalog.skills),
     )
+
+
+def _suggest_stages() -> list[str]:
+    semantic = semantic_version()
+    missing = "semantic: not installed (pip install '.[semantic]')"
+    return ["lexical", f"semantic ({semantic})" if semantic else missing]
 
 
 def _scan(catalog: Catalog) -> list[ScanFinding]:
@@ -405,6 +417,10 @@ def render(report: DoctorReport) -> str:
     )
     a = report.agents
     lines.append(f"agents: {', '.join(a.names) if a.names else 'none'}")
+    lines.append(
+        f"suggestions: {'; '.join(report.suggest_stages)}; activate at "
+        f"{report.suggest_threshold:.2f} (suggest.threshold)"
+    )
     for title, items in (("errors", report.errors), ("warnings", report.warnings)):
         if items:
             lines.append("")

@@ -68,6 +68,9 @@ def _hook(args: argparse.Namespace) -> int:
         cwd = event.get("cwd") if isinstance(event, dict) else None
         if not isinstance(prompt, str) or not prompt.strip():
             return 0
+        from skillsd.runtime.process_memory import prepare_daemon_process
+
+        prepare_daemon_process()  # a Unix socket only: no OpenSSL to load (~10 ms of the hook)
         from skillsd_client import Client
 
         with Client.connect_shared(args.socket, timeout=_TIMEOUT_SECONDS) as client:

@@ -27,6 +27,8 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "NAMED_SCORE",
     "PATHS_BONUS",
+    "SEMANTIC_FLOOR",
+    "SEMANTIC_WEIGHT",
     "Scored",
     "SuggestIndex",
     "request_stems",
@@ -39,6 +41,12 @@ DEFAULT_THRESHOLD = 0.4
 NAMED_SCORE = 0.9
 #: What a ``paths`` match with an active file adds.
 PATHS_BONUS = 0.15
+#: The optional semantic stage (``skillsd[semantic]``): a cosine similarity over
+#: :data:`SEMANTIC_FLOOR` adds :data:`SEMANTIC_WEIGHT` times the excess to the score. Chosen on
+#: bench/suggest_set.json: it lifts paraphrased and indirect requests without activating
+#: unrelated ones (docs/benchmarks.md, "Suggestions").
+SEMANTIC_WEIGHT = 0.4
+SEMANTIC_FLOOR = 0.2
 
 #: Field weights: what a word in that field says about the skill.
 _NAME, _TAGS, _TEXT = 1.0, 0.9, 0.8
@@ -118,9 +126,11 @@ class SuggestIndex:
         *,
         usable: Callable[[SkillMetadata], bool] = lambda _: True,
         paths_match: Callable[[SkillMetadata], bool] | None = None,
+        similarity: Sequence[float] | None = None,
     ) -> list[Scored]:
         """Every usable skill that shares a word with ``request`` (or that an active file
-        selects), best first."""
+        selects, or whose ``similarity`` to it, in the order of the index's skills, passes
+        :data:`SEMANTIC_FLOOR`), best first."""
         words = request_stems(request)
         # Reasons quote the request's own words, not their stems.
         said: dict[str, str] = {}
@@ -141,15 +151,21 @@ class SuggestIndex:
             for i, skill in enumerate(self._skills):
                 if paths_match(skill):
                     gained.setdefault(i, 0.0)
+        meaning = {i: value for i, value in enumerate(similarity or ()) if value > SEMANTIC_FLOOR}
+        for i in meaning:
+            gained.setdefault(i, 0.0)
         found: list[Scored] = []
         for i, gain in gained.items():
             skill = self._skills[i]
             if not usable(skill):
                 continue
             score = gain / total
+            reasons = matched.get(i, {})
+            if i in meaning:
+                score += SEMANTIC_WEIGHT * (meaning[i] - SEMANTIC_FLOOR)
+                reasons = {**reasons, "meaning": [f"{meaning[i]:.2f}"]}
             if i in named:
                 score = max(score, NAMED_SCORE)
-            reasons = matched.get(i, {})
             if paths_match is not None and paths_match(skill):
                 score += PATHS_BONUS
                 reasons = {**reasons, "paths": ["active file"]}

@@ -22,7 +22,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from skillsd.core import limits
 from skillsd.core.catalog import Catalog, diff_catalogs
@@ -94,6 +94,8 @@ class CachedCatalog:
     #: The search index of ``catalog`` (built on first search, off the event loop).
     search_index: tuple[Catalog, SearchIndex] | None = None
     suggest_index: tuple[Catalog, SuggestIndex] | None = None
+    #: The semantic stage's vectors of the same catalog (``skillsd[semantic]``).
+    semantic_index: tuple[Catalog, Any] | None = None
     #: What is watched, and which event paths concern the catalog.
     watched: WatchPlan | None = None
 

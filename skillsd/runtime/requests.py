@@ -202,7 +202,8 @@ async def suggest(svc: Services, params: SuggestParams, caller: Caller = _NOBODY
     """``skills.suggest``: the skills that fit the user's request."""
     view = await _view(svc, caller, params.cwd, params.session_id)
     index = await svc.suggest_index(view)
-    return ops.suggest(view.seen, index, params)
+    similarity = await svc.similarity(view, params.prompt)
+    return ops.suggest(view.seen, index, params, similarity)
 
 
 async def load(svc: Services, params: LoadParams, caller: Caller = _NOBODY) -> LoadResult:

@@ -9,8 +9,9 @@ of the catalog's config) is decided here, in exactly one place: :meth:`Services.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -24,7 +25,10 @@ from skillsd.core.suggest import SuggestIndex
 from skillsd.core.trust import TrustState, resolve_trust
 from skillsd.operations import OperationView
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
+from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
 from skillsd.runtime.file_ops import FileOps
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +64,9 @@ class Services:
     sessions: SessionStore = field(default_factory=SessionStore)
     #: File reads off the loop, with their time limit (``SKILLSD_FILE_OP_SECONDS``).
     file_ops: FileOps = field(default_factory=FileOps)
+    #: The suggestions' semantic stage, made on first use when its extra is installed.
+    semantic: SemanticModel | None = None
+    semantic_checked: bool = False
 
     @classmethod
     def create(
@@ -165,6 +172,28 @@ class Services:
             is_trusted=self.is_trusted,
         )
         return View(seen, entry)
+
+    async def similarity(self, view: View, request: str) -> Sequence[float] | None:
+        """The semantic stage's similarity of each skill of the view's base catalog to
+        ``request`` (None without the extra ``skillsd[semantic]``, or when it fails: the
+        lexical ranking stands alone, and the failure is logged)."""
+        if self.semantic is None:
+            if self.semantic_checked or semantic_version() is None:
+                self.semantic_checked = True
+                return None
+            self.semantic = SemanticModel()
+        base = view.entry.catalog or view.catalog
+        try:
+            cached = view.entry.semantic_index
+            if cached is None or cached[0] is not base:
+                built = await asyncio.to_thread(SemanticIndex, self.semantic, base.skills)
+                cached = (base, built)
+                view.entry.semantic_index = cached
+            index: SemanticIndex = cached[1]
+            return await asyncio.to_thread(index, request)
+        except Exception:
+            log.exception("the semantic stage failed; suggestions are lexical only")
+            return None
 
     async def suggest_index(self, view: View) -> SuggestIndex:
         """The suggestion index of the view's base catalog, kept on the cache entry while that
