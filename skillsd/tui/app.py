@@ -65,6 +65,10 @@ def shared_connector(socket_path: str | os.PathLike[str] | None = None) -> Conne
     return connect
 
 
+#: A search of at least this many words is taken for a request: its suggestions are marked.
+REQUEST_WORDS = 3
+
+
 class SearchInput(Input):
     """The search box: down or enter moves to the results."""
 
@@ -318,14 +322,27 @@ class SkillsApp(App[None]):
                 session_id=self.session_id,
                 include_disabled=True,
             )
+            # A request rather than a name: what skills.suggest would activate is marked.
+            suggested = None
+            if len(query.split()) >= REQUEST_WORDS:
+                suggested = await client.suggest(
+                    prompt=query, cwd=self.cwd, session_id=self.session_id
+                )
         except ClientError as exc:
             self._report("search failed", exc)
             return
         if query != self.search_text:
             return  # typed on meanwhile; the newer search shows its own hits
         self.search_result = result
+        activates = {
+            s.skill.id
+            for s in (suggested.suggestions if suggested is not None else ())
+            if s.activate
+        }
         if result.results:
-            skills.show_hits(result.results, result.count, result.truncated, skills.highlighted_id)
+            skills.show_hits(
+                result.results, result.count, result.truncated, skills.highlighted_id, activates
+            )
         else:
             where = "" if self.scope is None else f" in the {self.scope} scope"
             skills.show_message(f"no skill matches {query!r}{where}")

@@ -92,15 +92,24 @@ class SkillList(OptionList):
         self._replace(options, keep)
 
     def show_hits(
-        self, hits: Sequence[SearchHit], count: int, truncated: bool, keep: str | None
+        self,
+        hits: Sequence[SearchHit],
+        count: int,
+        truncated: bool,
+        keep: str | None,
+        activates: frozenset[str] | set[str] = frozenset(),
     ) -> None:
-        """Show search hits in rank order, each with its scope, match reason and score."""
+        """Show search hits in rank order, each with its scope, match reason and score; the
+        ones ``skills.suggest`` would activate for the request (ids in ``activates``) marked."""
         shown = f"{len(hits)} of {count}" if truncated else str(count)
         header = Text(f"{shown} {'match' if count == 1 else 'matches'}")
+        if activates:
+            header.append(f" · {len(activates)} would activate (▶)")
         header.stylize("bold")
         options: list[Option | None] = [Option(header, disabled=True)]
         for hit in hits:
-            tag = Text(f"{hit.reason} {hit.score:.2f} · {hit.skill.scope}", style="cyan")
+            mark = "▶ " if hit.skill.id in activates else ""
+            tag = Text(f"{mark}{hit.reason} {hit.score:.2f} · {hit.skill.scope}", style="cyan")
             options.append(Option(_row(hit.skill, tag), id=hit.skill.id))
         self._replace(options, keep)
 

@@ -239,6 +239,14 @@ async def test_search_narrows_with_reason_and_score(make_app: Callable[[], Skill
         await pilot.press(*"zzz")
         await until(pilot, lambda: "no skill matches" in rows(app)[0], "no hits")
 
+        # A request (three words or more): what skills.suggest would activate is marked.
+        search.value = ""
+        await pilot.press(*"fill the pdf form")
+        await until(pilot, lambda: "would activate" in rows(app)[0], "the suggestions")
+        assert rows(app)[0].endswith("1 would activate (▶)")
+        marked = [r for r in rows(app)[1:] if "▶ " in r]
+        assert len(marked) == 1 and marked[0].startswith("[x] pdf-forms")
+
         # escape leaves the box, a second escape clears the search: the catalog is back.
         await pilot.press("escape")
         assert isinstance(app.focused, SkillList)
