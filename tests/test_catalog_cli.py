@@ -70,6 +70,12 @@ def test_prompt(tree: dict[str, Path]) -> None:
     assert "- pdf-forms: Fill and inspect PDF forms." in md.stdout and "SKILL.md" not in md.stdout
     tight = json.loads(run(tree, "prompt", "--json", "--max-bytes", "300").stdout)
     assert tight["truncated"] is True and tight["bytes"] <= 300
+    # One agent's view: Claude Code reads none of the .agents/skills folders the tree uses.
+    claude = json.loads(run(tree, "prompt", "--json", "--agent", "claude-code").stdout)
+    codex = json.loads(run(tree, "prompt", "--json", "--agent", "codex").stdout)
+    assert (claude["shown"], codex["shown"]) == (0, 4)
+    listed = run(tree, "list", "--agent", "codex")
+    assert listed.returncode == 0 and "pdf-forms" in listed.stdout
 
 
 def test_invalid_config_is_reported_not_a_traceback(tree: dict[str, Path]) -> None:

@@ -131,6 +131,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--max-description-chars", type=int, help="shorten each description to this length"
     )
+    p.add_argument("--agent", help="render what this agent sees here (docs/agents.md)")
     p.set_defaults(func=_prompt)
 
     p = subparsers.add_parser("schema", help="print the protocol's JSON Schema")
