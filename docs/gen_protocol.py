@@ -288,6 +288,7 @@ def _environment(tmp: Path, project: Path, home: Path) -> dict[str, str]:
         HOME=os.fspath(home),
         SKILLSD_CONFIG=os.fspath(tmp / "config.toml"),
         XDG_STATE_HOME=os.fspath(tmp / "state"),
+        XDG_CACHE_HOME=os.fspath(tmp / "cache"),
         XDG_CONFIG_HOME=os.fspath(tmp / "xdg-config"),
     )
     return env

@@ -28,6 +28,7 @@ def environment(state: str) -> dict[str, str]:
         HOME=str(HOME),
         SKILLSD_CONFIG=str(Path(state) / "config.toml"),
         XDG_STATE_HOME=str(Path(state) / "state"),
+        XDG_CACHE_HOME=str(Path(state) / "cache"),
     )
     env.pop("AGENT_SKILLS_PATH", None)
     return env

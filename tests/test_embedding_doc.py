@@ -25,6 +25,7 @@ def isolated_env(tmp: Path) -> dict[str, str]:
         HOME=os.fspath(ROOT / "examples" / "home"),
         SKILLSD_CONFIG=os.fspath(tmp / "config.toml"),
         XDG_STATE_HOME=os.fspath(tmp / "state"),
+        XDG_CACHE_HOME=os.fspath(tmp / "cache"),
         XDG_CONFIG_HOME=os.fspath(tmp / "config"),
     )
     return env
