@@ -15,7 +15,9 @@ import json
 import sys
 from typing import Any
 
-from skillsd_protocol.messages import MAX_QUERY_CHARS
+import msgspec
+
+from skillsd_protocol.messages import MAX_QUERY_CHARS, SuggestParams, SuggestResult
 
 __all__ = ["EVENTS", "context_text", "hook_output", "register"]
 
@@ -61,6 +63,27 @@ def hook_output(agent: str, suggestions: list[Any]) -> dict[str, Any] | None:
     }
 
 
+def _ask(socket_path: str | None, params: SuggestParams) -> SuggestResult:
+    """``skills.suggest`` from the shared daemon: one blocking request when it is running (the
+    hook's usual case, and the fast one), else through the client, which starts it."""
+    from skillsd_client._local_socket import default_socket_path, request_once
+
+    path = socket_path or default_socket_path()
+    wire = msgspec.to_builtins(params)
+    try:
+        answer = request_once(path, "skills.suggest", wire, timeout=_TIMEOUT_SECONDS)
+        return msgspec.convert(answer, SuggestResult)
+    except (FileNotFoundError, ConnectionRefusedError):
+        pass
+    from skillsd.runtime.process_memory import prepare_daemon_process
+
+    prepare_daemon_process()  # a Unix socket only: no OpenSSL to load
+    from skillsd_client import Client
+
+    with Client.connect_shared(path, timeout=_TIMEOUT_SECONDS) as client:
+        return client.suggest(prompt=params.prompt, cwd=params.cwd)
+
+
 def _hook(args: argparse.Namespace) -> int:
     try:
         event = json.loads(sys.stdin.read() or "{}")
@@ -68,15 +91,10 @@ def _hook(args: argparse.Namespace) -> int:
         cwd = event.get("cwd") if isinstance(event, dict) else None
         if not isinstance(prompt, str) or not prompt.strip():
             return 0
-        from skillsd.runtime.process_memory import prepare_daemon_process
-
-        prepare_daemon_process()  # a Unix socket only: no OpenSSL to load (~10 ms of the hook)
-        from skillsd_client import Client
-
-        with Client.connect_shared(args.socket, timeout=_TIMEOUT_SECONDS) as client:
-            result = client.suggest(
-                prompt=prompt[:MAX_QUERY_CHARS], cwd=cwd if isinstance(cwd, str) else None
-            )
+        params = SuggestParams(
+            prompt=prompt[:MAX_QUERY_CHARS], cwd=cwd if isinstance(cwd, str) else None
+        )
+        result = _ask(args.socket, params)
         output = hook_output(args.agent, result.suggestions)
         if output is not None:
             sys.stdout.write(json.dumps(output) + "\n")

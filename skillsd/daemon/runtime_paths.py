@@ -14,8 +14,8 @@ from pathlib import Path
 
 import platformdirs
 
-from skillsd_client._connect import ensure_private_dir as client_private_dir
 from skillsd_client._errors import ConnectError
+from skillsd_client._local_socket import ensure_private_dir as client_private_dir
 
 __all__ = [
     "RUNTIME_DIR_ENV",

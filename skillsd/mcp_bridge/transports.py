@@ -18,8 +18,8 @@ from skillsd.mcp_bridge.http_guard import (
 )
 from skillsd.mcp_bridge.server import SkillsBridge
 from skillsd.runtime.services import Services
-from skillsd_client._connect import ensure_private_dir, runtime_dir
 from skillsd_client._errors import ConnectError
+from skillsd_client._local_socket import ensure_private_dir, runtime_dir
 
 __all__ = ["serve_http", "serve_stdio"]
 

@@ -19,17 +19,18 @@ import asyncio
 import contextlib
 import importlib.util
 import os
-import posixpath
 import shutil
-import stat
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from skillsd_client._errors import ConnectError
+from skillsd_client._local_socket import (
+    default_socket_path,
+    runtime_dir,
+)
 from skillsd_client._transport import Transport, open_socket
 
 __all__ = [
@@ -40,9 +41,6 @@ __all__ = [
     "runtime_dir",
 ]
 
-RUNTIME_DIR_ENV = "SKILLSD_RUNTIME_DIR"
-SOCKET_NAME = "skillsd.sock"
-APP_NAME = "skillsd"
 #: Idle timeout given to a daemon the client starts (the same as ``skillsd proxy``'s).
 DEFAULT_IDLE_TIMEOUT = 600.0
 #: How long connect-or-start keeps trying to reach a daemon it started.
@@ -65,119 +63,6 @@ def default_command() -> list[str]:
             "install it (pip install skillsd) or pass command=[...]"
         )
     return [found]
-
-
-# -- the runtime directory (kept in step with skillsd.daemon.runtime_paths) -----------------
-
-
-def runtime_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """The directory holding the default socket (not created)."""
-    env = os.environ if environ is None else environ
-    override = env.get(RUNTIME_DIR_ENV)
-    if override:
-        return Path(override)
-    if sys.platform == "darwin":
-        return Path(_expand_home("~/Library/Caches/TemporaryItems", env)) / APP_NAME
-    xdg = env.get("XDG_RUNTIME_DIR", "")
-    # platformdirs accepts $XDG_RUNTIME_DIR when absolute, below parents no other user can
-    # swap, and (if it exists) a 0700 directory of ours; a missing one is accepted too.
-    if posixpath.isabs(xdg) and not _parent_problem(xdg) and not _dir_problem(xdg, missing_ok=True):
-        return Path(xdg) / APP_NAME
-    return Path(_platform_runtime_base()) / APP_NAME
-
-
-def _platform_runtime_base() -> str:
-    uid = os.geteuid()
-    if sys.platform.startswith("openbsd"):
-        path = f"/tmp/run/user/{uid}"
-    elif sys.platform.startswith(("freebsd", "netbsd")):
-        path = f"/var/run/user/{uid}"
-    else:
-        path = f"/run/user/{uid}"
-    if not _dir_problem(path, missing_ok=False):
-        return path
-    return posixpath.join(tempfile.gettempdir(), f"runtime-{uid}")
-
-
-def _expand_home(path: str, env: Mapping[str, str]) -> str:
-    home = env.get("HOME")
-    return path.replace("~", home, 1) if home else os.path.expanduser(path)
-
-
-def _dir_problem(path: str, *, missing_ok: bool) -> bool:
-    """Whether ``path`` fails XDG's runtime-dir rules (a 0700 directory we own, no symlink)."""
-    try:
-        info = os.lstat(str(Path(path)))
-    except FileNotFoundError:
-        return not missing_ok
-    except OSError:
-        return True
-    return (
-        stat.S_ISLNK(info.st_mode)
-        or not stat.S_ISDIR(info.st_mode)
-        or info.st_uid != os.geteuid()
-        or stat.S_IMODE(info.st_mode) != 0o700
-    )
-
-
-def _parent_problem(path: str) -> bool:
-    """Whether a parent of ``path`` lets other users replace it (world-writable, not sticky,
-    or owned by someone else inside a shared directory)."""
-    in_shared = False
-    for parent in reversed(Path(path).parents):
-        try:
-            if in_shared and os.lstat(parent).st_uid not in (0, os.geteuid()):
-                return True
-            mode = parent.stat().st_mode
-        except OSError:
-            return False
-        in_shared = bool(mode & stat.S_IWOTH)
-        if in_shared and not mode & stat.S_ISVTX:
-            return True
-    return False
-
-
-def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` 0700 if missing; refuse it unless it is a real directory we own, 0700
-    (another user could otherwise plant the socket we are about to trust)."""
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = os.stat(path.parent)
-        shared = st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-        if st.st_uid not in (os.geteuid(), 0) or (shared and not st.st_mode & stat.S_ISVTX):
-            raise ConnectError(
-                f"{path.parent} (parent of the runtime directory) can be modified by other "
-                "users; refusing to use it"
-            )
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            pass
-        else:
-            os.chmod(path, 0o700)  # mkdir's mode went through the umask
-        st = os.lstat(path)
-    except OSError as exc:
-        raise ConnectError(f"cannot use runtime directory {path}: {exc.strerror}") from None
-    if stat.S_ISLNK(st.st_mode):
-        raise ConnectError(f"runtime directory {path} is a symlink; refusing to use it")
-    if not stat.S_ISDIR(st.st_mode):
-        raise ConnectError(f"runtime directory {path} is not a directory; refusing to use it")
-    if st.st_uid != os.geteuid():
-        raise ConnectError(
-            f"runtime directory {path} is owned by uid {st.st_uid}, not by you; refusing to use it"
-        )
-    mode = stat.S_IMODE(st.st_mode)
-    if mode != 0o700:
-        raise ConnectError(
-            f"runtime directory {path} has mode {mode:04o}, expected 0700; "
-            f"fix it with `chmod 700 {path}` or remove it"
-        )
-    return path
-
-
-def default_socket_path(environ: Mapping[str, str] | None = None) -> Path:
-    """The shared daemon's socket, in the (created and checked) runtime directory."""
-    return ensure_private_dir(runtime_dir(environ)) / SOCKET_NAME
 
 
 # -- connect or start -----------------------------------------------------------------------

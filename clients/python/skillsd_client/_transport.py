@@ -12,12 +12,10 @@ import contextlib
 import logging
 import os
 import signal
-import socket
-import struct
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from skillsd_client._errors import ConnectError
+from skillsd_client._local_socket import check_server_uid, peer_uid
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
@@ -170,34 +168,10 @@ async def open_socket(path: str | os.PathLike[str]) -> Transport:
     reader, writer = await asyncio.open_unix_connection(os.fspath(path), limit=MAX_MESSAGE_BYTES)
     try:
         sock = writer.get_extra_info("socket")
-        uid = _peer_uid(sock) if sock is not None else None
+        uid = peer_uid(sock) if sock is not None else None
         # Where the OS cannot name the peer, the socket file's owner is the best witness.
         check_server_uid(path, os.stat(path).st_uid if uid is None else uid, os.geteuid())
     except BaseException:
         writer.close()
         raise
     return Transport(reader, writer, label=f"skillsd@{os.fspath(path)}")
-
-
-def check_server_uid(path: str | os.PathLike[str], server_uid: int, own_uid: int) -> None:
-    """Refuse (`ConnectError`) a daemon at ``path`` running as another user than ``own_uid``:
-    a socket in a shared directory may belong to someone else's server, which would then see
-    (and answer) every request."""
-    if server_uid != own_uid:
-        raise ConnectError(
-            f"refusing the daemon at {os.fspath(path)}: it runs as uid {server_uid}, not as "
-            f"you (uid {own_uid}); another user may have started it there"
-        )
-
-
-def _peer_uid(sock: Any) -> int | None:
-    """The uid of the process at the other end of a Unix socket, or None where the OS cannot
-    tell (the same reading as ``skillsd.daemon.proxy.peer_uid``, which the client cannot
-    import)."""
-    if hasattr(socket, "SO_PEERCRED"):  # Linux: struct ucred {pid, uid, gid}
-        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return int(struct.unpack("3i", creds)[1])
-    if hasattr(socket, "LOCAL_PEERCRED"):  # macOS/BSD: struct xucred {version, uid, ...}
-        creds = sock.getsockopt(0, socket.LOCAL_PEERCRED, struct.calcsize("2I"))
-        return int(struct.unpack("2I", creds[: struct.calcsize("2I")])[1])
-    return None
