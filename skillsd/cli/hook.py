@@ -23,8 +23,9 @@ __all__ = ["EVENTS", "context_text", "hook_output", "register"]
 
 #: The event each agent's hook answers, by the agent's name on the command line.
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
-#: How long the hook waits for the daemon: past it, the prompt goes on without suggestions.
-_TIMEOUT_SECONDS = 5.0
+#: How long the hook waits for the daemon (the first suggestion may load the semantic model):
+#: past it, the prompt goes on without suggestions. Agents give a hook 30 s or more.
+_TIMEOUT_SECONDS = 10.0
 
 
 def register(subparsers: Any) -> None:
