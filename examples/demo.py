@@ -98,6 +98,11 @@ def rpc_demo(env: dict[str, str]) -> None:
     found = s.call("skills.search", {"query": "release notes"})
     for hit in found["results"]:
         print(f"    {hit['skill']['name']}: {hit['reason']} ({hit['score']:.2f})")
+    # What a prompt hook asks before the model sees the user's request (docs/hooks.md).
+    fit = s.call("skills.suggest", {"prompt": "please draft the notes for our next release"})
+    for hit in fit["suggestions"]:
+        verdict = "activates" if hit["activate"] else "below the threshold"
+        print(f"    {hit['skill']['name']}: {hit['score']:.2f} ({verdict}): {hit['reasons']}")
     session = s.call("session.open", {"sessionId": "demo-conversation"})
     load = {"name": "changelog-check", "sessionId": session["sessionId"]}
     first = s.call("skills.load", load)
