@@ -55,7 +55,7 @@ from skillsd.core.personas import (
     render_agent,
     resolve_agent_skills,
 )
-from skillsd.core.prompt_budget import budget_tokens, paths_matcher
+from skillsd.core.prompt_budget import budget_tokens, paths_match_reason, paths_matcher
 from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session
@@ -381,17 +381,13 @@ def suggest(
             and current.id in shown
         )
 
-    paths_match = None
-    if params.active_files:
-        matches = paths_matcher(params.active_files, catalog.root)
-
-        def paths_match(skill: SkillMetadata) -> bool:
-            return skill.host is not None and bool(skill.host.paths) and matches(skill)
-
-    suggestions = []
+    paths_match = (
+        paths_match_reason(params.active_files, catalog.root) if params.active_files else None
+    )
     ranked = index.rank(
         params.prompt, usable=usable, paths_match=paths_match, similarity=similarity
     )
+    suggestions = []
     for scored in ranked[: params.limit]:
         skill = catalog.get(scored.skill.id) or scored.skill
         was_loaded = skill.path in loaded

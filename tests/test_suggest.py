@@ -51,7 +51,7 @@ def test_active_files_lift_a_skill_whose_paths_match(client: Client, tree: dict[
     score = {s["skill"]["name"]: s["score"] for s in plain["suggestions"]}["sql-style"]
     lifted = {s["skill"]["name"]: s for s in with_file["suggestions"]}["sql-style"]
     assert lifted["score"] == pytest.approx(score + 0.15)
-    assert "paths: active file" in lifted["reasons"]
+    assert "paths: **/*.sql matches db/report.sql" in lifted["reasons"]
 
 
 def test_the_cli_prints_score_activation_and_reasons(tree: dict[str, Path]) -> None:

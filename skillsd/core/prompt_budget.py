@@ -67,20 +67,37 @@ def _relative(path: str, repo_root: str) -> str | None:
 def paths_matcher(active_files: Iterable[str], repo_root: str) -> Callable[[SkillMetadata], bool]:
     """Whether a skill's ``paths`` globs match one of ``active_files`` (absolute, or relative
     to ``repo_root``). A skill without ``paths`` never matches."""
-    files = [rel for f in active_files if (rel := _relative(f, repo_root)) is not None]
-    cache: dict[tuple[str, ...], bool] = {}
+    why = paths_match_reason(active_files, repo_root)
+    return lambda skill: why(skill) is not None
 
-    def matches(skill: SkillMetadata) -> bool:
+
+def paths_match_reason(
+    active_files: Iterable[str], repo_root: str
+) -> Callable[[SkillMetadata], str | None]:
+    """For a skill, which of its ``paths`` globs matches which active file (``"**/*.sql
+    matches db/report.sql"``), or None when none does."""
+    files = [rel for f in active_files if (rel := _relative(f, repo_root)) is not None]
+    cache: dict[tuple[str, ...], str | None] = {}
+
+    def reason(skill: SkillMetadata) -> str | None:
         globs = tuple(skill.host.paths or ()) if skill.host is not None else ()
         if not globs:
-            return False
-        hit = cache.get(globs)
-        if hit is None:
+            return None
+        if globs not in cache:
             spec = pathspec.GitIgnoreSpec.from_lines(globs)
-            hit = cache[globs] = any(spec.match_file(f) for f in files)
-        return hit
+            hit = next((f for f in files if spec.match_file(f)), None)
+            cache[globs] = None if hit is None else f"{_glob_for(globs, hit)} matches {hit}"
+        return cache[globs]
 
-    return matches
+    return reason
+
+
+def _glob_for(globs: tuple[str, ...], file: str) -> str:
+    """The first of ``globs`` that matches ``file`` alone (a negated glob may be needed for
+    the whole set, so the set's answer is the one that counts)."""
+    return next(
+        (g for g in globs if pathspec.GitIgnoreSpec.from_lines([g]).match_file(file)), globs[0]
+    )
 
 
 @dataclass(frozen=True, slots=True)

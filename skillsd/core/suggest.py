@@ -125,12 +125,12 @@ class SuggestIndex:
         request: str,
         *,
         usable: Callable[[SkillMetadata], bool] = lambda _: True,
-        paths_match: Callable[[SkillMetadata], bool] | None = None,
+        paths_match: Callable[[SkillMetadata], str | None] | None = None,
         similarity: Sequence[float] | None = None,
     ) -> list[Scored]:
-        """Every usable skill that shares a word with ``request`` (or that an active file
-        selects, or whose ``similarity`` to it, in the order of the index's skills, passes
-        :data:`SEMANTIC_FLOOR`), best first."""
+        """Every usable skill that shares a word with ``request`` (or that ``paths_match``
+        selects, saying why, or whose ``similarity`` to it, in the order of the index's
+        skills, passes :data:`SEMANTIC_FLOOR`), best first."""
         words = request_stems(request)
         # Reasons quote the request's own words, not their stems.
         said: dict[str, str] = {}
@@ -147,9 +147,11 @@ class SuggestIndex:
         named = {i for name, ids in self._names.items() if f" {name} " in spoken for i in ids}
         for i in named:
             gained.setdefault(i, 0.0)
+        selected: dict[int, str] = {}
         if paths_match is not None:
             for i, skill in enumerate(self._skills):
-                if paths_match(skill):
+                if (why := paths_match(skill)) is not None:
+                    selected[i] = why
                     gained.setdefault(i, 0.0)
         meaning = {i: value for i, value in enumerate(similarity or ()) if value > SEMANTIC_FLOOR}
         for i in meaning:
@@ -166,9 +168,9 @@ class SuggestIndex:
                 reasons = {**reasons, "meaning": [f"{meaning[i]:.2f}"]}
             if i in named:
                 score = max(score, NAMED_SCORE)
-            if paths_match is not None and paths_match(skill):
+            if i in selected:
                 score += PATHS_BONUS
-                reasons = {**reasons, "paths": ["active file"]}
+                reasons = {**reasons, "paths": [selected[i]]}
             found.append(Scored(skill, min(1.0, round(score, 4)), reasons, i in named))
         found.sort(key=lambda s: (-s.score, s.skill.path))
         return found
