@@ -346,3 +346,25 @@ def test_resources_and_skills_list_are_paginated(tree: dict[str, Path]) -> None:
             assert {s["uri"] for s in [*page["skills"], *tail["skills"]]} == set(uris)
 
     run(body)
+
+
+def test_config_problems_are_one_line_over_mcp(tree: dict[str, Path]) -> None:
+    """An invalid value is an MCP error with a code and one line naming the file, the key and
+    what is allowed; a typo in a key is no error at all (it is a warning in the catalog)."""
+    config = tree["tmp"] / "config.toml"
+    config.write_text("[discovery]\nmaxDepth = 'deep'\n")
+
+    async def body() -> None:
+        async with connect(tree) as session:
+            await session.initialize()
+            with pytest.raises(MCPError) as info:
+                await session.list_resources()
+            error = info.value.error
+            assert error.code != 0 and "\n" not in error.message
+            assert str(config) in error.message and "discovery.maxDepth" in error.message
+            assert "(allowed: integer, 0 to 1000)" in error.message
+            config.write_text("[discovery]\nmaxDeph = 3\n")
+            listed = await session.list_resources()
+            assert listed.resources
+
+    run(body)
