@@ -60,7 +60,8 @@ agent from where that agent keeps them, at every full catalog build (a plugin en
 removed shows at the next one), as scope `plugin` (ordered after `user`). Each such skill
 carries `plugin {name, marketplace?, version?, agent}`, its agent in `agents[]`, and its
 namespaced name `qualifiedName` (`plugin:skill`), which `skills.load`, `skillsd show` and the
-other name lookups accept. Namespaced skills never clash with another skill's name.
+other name lookups accept; its slash command is `/plugin:skill`. Namespaced skills never clash
+with another skill's name.
 
 | agent | installed plugins | enabled when |
 |---|---|---|

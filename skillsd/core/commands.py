@@ -259,10 +259,10 @@ def scan_commands(dirs: Iterable[str]) -> CommandScan:
 
 
 def skill_command(skill: SkillMetadata) -> Command:
-    """A user-invocable skill as a slash command."""
+    """A user-invocable skill as a slash command (a plugin's namespaced: ``/plugin:skill``)."""
     host = skill.host
     return Command(
-        name=skill.name,
+        name=skill.qualified_name or skill.name,
         description=skill.description,
         source="skill",
         path=skill.path,
@@ -277,7 +277,8 @@ def command_list(skills: Sequence[SkillMetadata], files: Sequence[CommandFile]) 
     """``skills.commands``: enabled user-invocable skills and the command files no enabled skill
     hides, sorted by name (then skills before files, then path)."""
     enabled = [s for s in skills if s.enabled]
-    taken = {s.name for s in enabled}
+    # A command file is hidden by a skill of its name; a plugin's namespaced skill hides none.
+    taken = {s.name for s in enabled if s.qualified_name is None}
     commands = [skill_command(s) for s in enabled if s.invocation.user]
     commands += [f.as_command() for f in files if f.name not in taken]
     commands.sort(key=lambda c: (c.name, c.source != "skill", c.path))

@@ -14,7 +14,7 @@ from skillsd.core.catalog import Catalog
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
 from skillsd.core.errors import SkillsdError
-from skillsd_protocol.messages import CommandsParams, ListParams, PromptParams
+from skillsd_protocol.messages import CommandsParams, InvokeParams, ListParams, PromptParams
 
 
 def skill(
@@ -119,6 +119,12 @@ def test_an_enabled_claude_code_plugin_brings_its_namespaced_skills(
     assert names(cat.seen_by("claude-code")) == [("fmt", "user"), ("tools:fmt", "plugin")]
     assert names(cat.seen_by("copilot")) == []
     assert cat.resolve(name="tools:fmt").id == plugin_skill.id
+    # Its slash command is namespaced, and invoking it by that name runs it.
+    view = ops.OperationView(cat)
+    commands = [c.name for c in ops.commands(view, CommandsParams()).commands]
+    assert "tools:fmt" in commands and "fmt" in commands
+    invoked = ops.invoke(view, InvokeParams(command="/tools:fmt"))
+    assert invoked.source.id == plugin_skill.id
     # The project's settings win over the user's: disabled there, it is gone.
     (place["project"] / ".claude").mkdir()
     (place["project"] / ".claude/settings.json").write_text(
