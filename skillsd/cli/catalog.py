@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 import textwrap
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
@@ -229,7 +230,9 @@ def _list(args: argparse.Namespace) -> int:
 def _suggest(args: argparse.Namespace) -> int:
     view = catalog_view(args)
     params = SuggestParams(prompt=args.prompt, limit=args.limit, active_files=args.active_files)
-    result = ops.suggest(view, SuggestIndex(view.catalog.skills), params)
+    meaning = semantic_stage(view)
+    similarity = meaning(params.prompt) if meaning is not None else None
+    result = ops.suggest(view, SuggestIndex(view.catalog.skills), params, similarity)
     if args.json:
         return emit_json(result)
     if not result.suggestions:
@@ -242,6 +245,16 @@ def _suggest(args: argparse.Namespace) -> int:
             print(f"     {one_line(reason)}")
     print(f"threshold {result.threshold:.2f} (config suggest.threshold)")
     return 0
+
+
+def semantic_stage(view: ops.OperationView) -> Callable[[str], Sequence[float]] | None:
+    """The suggestions' semantic stage over the view's skills, as the daemon runs it, when the
+    extra ``skillsd[semantic]`` is installed (else None: lexical only)."""
+    from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
+
+    if semantic_version() is None:
+        return None
+    return SemanticIndex(SemanticModel(), view.catalog.skills)
 
 
 def _copied_name(view: ops.OperationView, skill: Any) -> str | None:

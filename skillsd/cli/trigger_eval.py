@@ -12,12 +12,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 
 from skillsd import operations as ops
-from skillsd.cli.catalog import catalog_view, emit_json, failing, one_line
+from skillsd.cli.catalog import catalog_view, emit_json, failing, one_line, semantic_stage
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.suggest import SuggestIndex
 from skillsd_protocol import SkillMetadata
@@ -97,13 +98,15 @@ def _cases(skill: SkillMetadata) -> list[tuple[str, bool]] | None:
 def _evaluate(
     view: ops.OperationView,
     index: SuggestIndex,
+    meaning: Callable[[str], Sequence[float]] | None,
     skill: SkillMetadata,
     cases: list[tuple[str, bool]],
 ) -> tuple[SkillEval, float]:
     true_pos = false_pos = false_neg = 0
     misfires = []
     for query, should in cases:
-        result = ops.suggest(view, index, SuggestParams(prompt=query, limit=50))
+        similarity = meaning(query) if meaning is not None else None
+        result = ops.suggest(view, index, SuggestParams(prompt=query, limit=50), similarity)
         mine = next((s for s in result.suggestions if s.skill.id == skill.id), None)
         fired = mine is not None and mine.activate
         if fired and should:
@@ -143,6 +146,7 @@ def _evaluate(
 def _eval(args: argparse.Namespace) -> int:
     view = catalog_view(args)
     index = SuggestIndex(view.catalog.skills)
+    meaning = None
     wanted = [os.path.realpath(p) for p in args.paths]
     results: list[SkillEval] = []
     for skill in view.catalog.skills:
@@ -151,7 +155,9 @@ def _eval(args: argparse.Namespace) -> int:
         cases = _cases(skill)
         if cases is None:
             continue
-        evaluated, worst = _evaluate(view, index, skill, cases)
+        if meaning is None:
+            meaning = semantic_stage(view)  # loaded once, for the first skill with cases
+        evaluated, worst = _evaluate(view, index, meaning, skill, cases)
         evaluated.passed = worst >= args.min
         results.append(evaluated)
     if args.json:
