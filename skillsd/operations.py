@@ -370,7 +370,10 @@ def suggest(
     catalog = view.catalog
     threshold = view.config.suggest.threshold
     loaded = set(view.session.loaded) if view.session is not None else set()
-    shown = {s.id for s in without_copies(catalog.skills)}
+    # Per catalog, not per request: a copy shown once is a property of the catalog.
+    shown = catalog.derived(
+        "suggest:shown", lambda: frozenset(s.id for s in without_copies(catalog.skills))
+    )
 
     def usable(skill: SkillMetadata) -> bool:
         current = catalog.get(skill.id)

@@ -161,3 +161,13 @@ def test_doctor_shows_what_the_scan_sees_in_the_catalogs_skills(tree: dict[str, 
     human = doctor(tree)
     assert "danger  evil/SKILL.md:6: [scan.remote-exec]" in human.stdout
     assert human.stdout.rstrip().endswith("1 dangerous scan finding(s)")
+
+
+def test_doctor_says_which_suggestion_stages_run(tree: dict[str, Path]) -> None:
+    r = report(tree)
+    assert r["suggestThreshold"] == 0.4
+    lexical, semantic = r["suggestStages"]
+    assert lexical == "lexical"
+    # The test extra installs the semantic stage; a bare install names the extra instead.
+    assert semantic.startswith("semantic (wordllama ") or "pip install '.[semantic]'" in semantic
+    assert "suggestions: lexical; semantic" in doctor(tree).stdout

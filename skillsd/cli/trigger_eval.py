@@ -19,6 +19,8 @@ import msgspec
 
 from skillsd import operations as ops
 from skillsd.cli.catalog import catalog_view, emit_json, failing, one_line, semantic_stage
+from skillsd.core import limits
+from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.suggest import SuggestIndex
 from skillsd_protocol import SkillMetadata
@@ -71,8 +73,11 @@ def register(subparsers: Any) -> None:
 def _cases(skill: SkillMetadata) -> list[tuple[str, bool]] | None:
     path = os.path.join(skill.dir, TRIGGERS_FILE)
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        # A file of a skill someone else wrote: bounded, never a FIFO or a device.
+        read = read_regular_file(path, limits.MAX_CONFIG_FILE_BYTES)
+        if read.over_cap:
+            raise ValueError(f"larger than {limits.MAX_CONFIG_FILE_BYTES} bytes")
+        data = json.loads(read.data)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -11,7 +11,6 @@ file's stat changes, so a catalog rebuilt on every edit hashes nothing twice.
 
 from __future__ import annotations
 
-import os
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
@@ -22,6 +21,7 @@ from skillsd.core.skill_digest import (
     compare_files,
     digest_of_files,
     file_digests,
+    list_files,
 )
 from skillsd_protocol import SkillMetadata
 
@@ -33,38 +33,19 @@ _Signature = tuple[tuple[str, int, int], ...]
 _files: OrderedDict[str, tuple[_Signature, dict[str, str]]] = OrderedDict()
 
 
-def _signature(folder: str) -> _Signature:
-    """(relative path, size, mtime) of every regular file: what "a file changed" means here."""
-    found: list[tuple[str, int, int]] = []
-    pending = [("", folder)]
-    while pending:
-        prefix, current = pending.pop()
-        with os.scandir(current) as entries:
-            for entry in entries:
-                if entry.name == ".git":
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append((prefix + entry.name + "/", entry.path))
-                elif entry.is_file(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)
-                    found.append((prefix + entry.name, st.st_size, st.st_mtime_ns))
-                if len(found) > limits.INSTALL_MAX_FILES:
-                    raise TreeTooLarge(f"{folder}: too many files", limits.INSTALL_MAX_FILES)
-    return tuple(sorted(found))
-
-
 def folder_files(folder: str) -> dict[str, str] | None:
     """Relative path -> SHA-256 of every file of ``folder``, or None when it cannot be read or
     is larger than an installed skill may be."""
     try:
-        signature = _signature(folder)
+        listed = list_files(
+            folder, max_files=limits.INSTALL_MAX_FILES, max_bytes=limits.INSTALL_MAX_BYTES
+        )
+        signature = tuple(sorted((f.rel, f.size, f.mtime_ns) for f in listed))
         remembered = _files.get(folder)
         if remembered is not None and remembered[0] == signature:
             _files.move_to_end(folder)
             return remembered[1]
-        files = file_digests(
-            folder, max_files=limits.INSTALL_MAX_FILES, max_bytes=limits.INSTALL_MAX_BYTES
-        )
+        files = file_digests(folder, listed=listed)
     except (OSError, TreeTooLarge):
         return None
     _files[folder] = (signature, files)

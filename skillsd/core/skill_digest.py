@@ -16,17 +16,20 @@ import hashlib
 import os
 import stat
 from collections.abc import Mapping
+from typing import NamedTuple
 
 import msgspec
 
 __all__ = [
     "DIGEST_PREFIX",
     "FileChanges",
+    "ListedFile",
     "TreeTooLarge",
     "compare_files",
     "digest_of_files",
     "file_digests",
     "is_digest",
+    "list_files",
     "skill_digest",
 ]
 
@@ -83,16 +86,22 @@ def _hash_file(path: str) -> str:
     return h.hexdigest()
 
 
-def file_digests(
-    skill_dir: str, *, max_files: int | None = None, max_bytes: int | None = None
-) -> dict[str, str]:
-    """Relative POSIX path -> lowercase hex SHA-256 of every regular file under ``skill_dir``.
+class ListedFile(NamedTuple):
+    """A regular file of a skill: its relative POSIX path, its path on disk, size and mtime."""
 
-    Symlinks are neither followed nor hashed. Raises :class:`TreeTooLarge` past ``max_files``
-    files or ``max_bytes`` bytes (counted before anything is hashed), ``OSError`` if the folder
-    cannot be read.
-    """
-    found: list[tuple[str, str]] = []
+    rel: str
+    path: str
+    size: int
+    mtime_ns: int
+
+
+def list_files(
+    skill_dir: str, *, max_files: int | None = None, max_bytes: int | None = None
+) -> list[ListedFile]:
+    """Every regular file under ``skill_dir`` (``.git`` left out, symlinks neither followed nor
+    listed). Raises :class:`TreeTooLarge` past ``max_files`` files or ``max_bytes`` bytes,
+    ``OSError`` if the folder cannot be read."""
+    found: list[ListedFile] = []
     total = 0
     pending = [("", skill_dir)]
     while pending:
@@ -105,8 +114,9 @@ def file_digests(
                 if entry.is_dir(follow_symlinks=False):
                     pending.append((rel + "/", entry.path))
                 elif entry.is_file(follow_symlinks=False):
-                    found.append((rel, entry.path))
-                    total += entry.stat(follow_symlinks=False).st_size
+                    st = entry.stat(follow_symlinks=False)
+                    found.append(ListedFile(rel, entry.path, st.st_size, st.st_mtime_ns))
+                    total += st.st_size
                     if max_files is not None and len(found) > max_files:
                         raise TreeTooLarge(
                             f"{skill_dir} holds more than {max_files} files", max_files
@@ -115,7 +125,23 @@ def file_digests(
                         raise TreeTooLarge(
                             f"{skill_dir} holds more than {max_bytes} bytes", max_bytes
                         )
-    return {rel: _hash_file(path) for rel, path in found}
+    return found
+
+
+def file_digests(
+    skill_dir: str,
+    *,
+    max_files: int | None = None,
+    max_bytes: int | None = None,
+    listed: list[ListedFile] | None = None,
+) -> dict[str, str]:
+    """Relative POSIX path -> lowercase hex SHA-256 of every regular file under ``skill_dir``
+    (:func:`list_files`, or the ``listed`` files a caller already has). Raises
+    :class:`TreeTooLarge` past the limits (counted before anything is hashed), ``OSError`` if
+    the folder cannot be read."""
+    if listed is None:
+        listed = list_files(skill_dir, max_files=max_files, max_bytes=max_bytes)
+    return {f.rel: _hash_file(f.path) for f in listed}
 
 
 def _path_bytes(rel: str) -> bytes:
