@@ -4,7 +4,9 @@ The file is opened with ``O_NONBLOCK``, so opening a FIFO never waits for a writ
 descriptor is ``fstat``-ed and anything but a regular file (FIFO, device, socket, directory) is
 refused before a byte is read; and reads stop at a cap, so even a file that grows while it is
 read cannot make one unbounded. Symlinks are followed: it is the file they lead to that is
-checked, so a link to ``/dev/zero`` is refused like the device itself.
+checked, so a link to ``/dev/zero`` is refused like the device itself. Files of the kernel's
+own filesystems (``/proc``, ``/sys``) look regular but are not files anyone wrote:
+``/proc/self/environ`` holds the process's tokens, so they are refused too.
 """
 
 from __future__ import annotations
@@ -27,14 +29,31 @@ __all__ = [
 _OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK
 
 
+_NOT_REGULAR = "not a regular file (a FIFO, device, socket, directory or kernel file)"
+
+
 class NotRegularFile(OSError):
-    """The path leads to a FIFO, device, socket or directory; ``key`` is that node's version."""
+    """The path leads to a FIFO, device, socket, directory or a file of ``/proc`` or ``/sys``;
+    ``key`` is that node's version."""
 
     def __init__(self, path: str, key: StatKey) -> None:
-        super().__init__(f"{path}: not a regular file (a FIFO, device, socket or directory)")
+        super().__init__(f"{path}: {_NOT_REGULAR}")
         self.path = path
         self.key = key
-        self.strerror = "not a regular file (a FIFO, device, socket or directory)"
+        self.strerror = _NOT_REGULAR
+
+
+def _kernel_devices() -> frozenset[int]:
+    found = set()
+    for mount in ("/proc", "/sys"):
+        try:
+            found.add(os.stat(mount).st_dev)
+        except OSError:
+            pass
+    return frozenset(found)
+
+
+_KERNEL_DEVICES = _kernel_devices()
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +78,7 @@ def open_regular_file(path: str) -> tuple[int, os.stat_result]:
     except OSError:
         os.close(fd)
         raise
-    if not stat.S_ISREG(st.st_mode):
+    if not stat.S_ISREG(st.st_mode) or st.st_dev in _KERNEL_DEVICES:
         os.close(fd)
         raise NotRegularFile(path, StatKey.of(st))
     return fd, st
