@@ -11,6 +11,7 @@ own filesystems (``/proc``, ``/sys``) look regular but are not files anyone wrot
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from dataclasses import dataclass
@@ -46,10 +47,8 @@ class NotRegularFile(OSError):
 def _kernel_devices() -> frozenset[int]:
     found = set()
     for mount in ("/proc", "/sys"):
-        try:
+        with contextlib.suppress(OSError):
             found.add(os.stat(mount).st_dev)
-        except OSError:
-            pass
     return frozenset(found)
 
 
