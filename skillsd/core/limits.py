@@ -133,6 +133,10 @@ MAX_CATALOGS = 64
 #: ``limits.maxReplyBytes``).
 MAX_REPLY_BYTES = 16 * 1024 * 1024
 
+#: Slots of the install pool (installs, updates, restores, scans; apart from file reads).
+INSTALL_WORKERS = 4
+#: The longest one install request may take before its slot is given back (two fetches' worth).
+INSTALL_SECONDS = 600.0
 #: Installing skills (docs/install-skills.md): files and bytes one installed skill may hold.
 INSTALL_MAX_FILES = 2000
 INSTALL_MAX_BYTES = 50 * 1024 * 1024

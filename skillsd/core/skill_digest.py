@@ -20,6 +20,8 @@ from typing import NamedTuple
 
 import msgspec
 
+from skillsd.core.fs_boundary import TreeLimit, walk_tree
+
 __all__ = [
     "DIGEST_PREFIX",
     "FileChanges",
@@ -34,8 +36,6 @@ __all__ = [
 ]
 
 DIGEST_PREFIX = "sha256:"
-#: Names never part of a skill's content: git's own folder (or file, in a worktree/submodule).
-_EXCLUDED = frozenset({".git"})
 _CHUNK = 1024 * 1024
 
 
@@ -99,32 +99,26 @@ def list_files(
     skill_dir: str, *, max_files: int | None = None, max_bytes: int | None = None
 ) -> list[ListedFile]:
     """Every regular file under ``skill_dir`` (``.git`` left out, symlinks neither followed nor
-    listed). Raises :class:`TreeTooLarge` past ``max_files`` files or ``max_bytes`` bytes,
-    ``OSError`` if the folder cannot be read."""
+    listed), walked by the filesystem boundary's :func:`~skillsd.core.fs_boundary.walk_tree`.
+    Raises :class:`TreeTooLarge` past ``max_files`` files or ``max_bytes`` bytes, past four
+    folders or files per allowed file (empty folders cost a walk too), or deeper than 64
+    folders; ``OSError`` if the folder cannot be read."""
     found: list[ListedFile] = []
     total = 0
-    pending = [("", skill_dir)]
-    while pending:
-        prefix, folder = pending.pop()
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.name in _EXCLUDED:
-                    continue
-                rel = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    pending.append((rel + "/", entry.path))
-                elif entry.is_file(follow_symlinks=False):
-                    st = entry.stat(follow_symlinks=False)
-                    found.append(ListedFile(rel, entry.path, st.st_size, st.st_mtime_ns))
-                    total += st.st_size
-                    if max_files is not None and len(found) > max_files:
-                        raise TreeTooLarge(
-                            f"{skill_dir} holds more than {max_files} files", max_files
-                        )
-                    if max_bytes is not None and total > max_bytes:
-                        raise TreeTooLarge(
-                            f"{skill_dir} holds more than {max_bytes} bytes", max_bytes
-                        )
+    entries = None if max_files is None else max_files * 4 + 1000
+    try:
+        for rel, entry in walk_tree(skill_dir, max_entries=entries):
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            st = entry.stat(follow_symlinks=False)
+            found.append(ListedFile(rel, entry.path, st.st_size, st.st_mtime_ns))
+            total += st.st_size
+            if max_files is not None and len(found) > max_files:
+                raise TreeTooLarge(f"{skill_dir} holds more than {max_files} files", max_files)
+            if max_bytes is not None and total > max_bytes:
+                raise TreeTooLarge(f"{skill_dir} holds more than {max_bytes} bytes", max_bytes)
+    except TreeLimit as exc:
+        raise TreeTooLarge(str(exc), exc.limit) from None
     return found
 
 

@@ -10,6 +10,7 @@ lock, so two installs into one lock run one after the other. See ``docs/install-
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import shutil
@@ -31,6 +32,7 @@ from skillsd.core.agent_folders import (
 )
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.fs_boundary import OutsideRoot
 from skillsd.core.install_source import (
     FoundSkill,
     Source,
@@ -74,6 +76,7 @@ from skillsd_protocol.errors import (
     InstallFailedData,
     InvalidSkillData,
     NotInstalledData,
+    PathNotAllowedData,
 )
 from skillsd_protocol.install import (
     FileChanges as WireFileChanges,
@@ -148,6 +151,8 @@ def _reporting_file_errors(fn: Callable[..., _R]) -> Callable[..., _R]:
     def run(*args: object, **kwargs: object) -> _R:
         try:
             return fn(*args, **kwargs)
+        except OutsideRoot as exc:
+            raise _outside(exc) from None
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             raise _failed("place", f"{where}{exc.strerror or exc}") from None
@@ -160,9 +165,35 @@ def _reporting_file_errors(fn: Callable[..., _R]) -> Callable[..., _R]:
 
 def _target(ctx: InstallContext, scope: str) -> InstallTarget:
     if scope == "user":
-        return target_for("user", repo_root=ctx.home, home=ctx.home, env=ctx.env)
-    _config, _sources, repo_root = ConfigSource(ctx.env).for_cwd(ctx.cwd)
-    return target_for("repo", repo_root=repo_root, home=ctx.home, env=ctx.env)
+        target = target_for("user", repo_root=ctx.home, home=ctx.home, env=ctx.env)
+    else:
+        _config, _sources, repo_root = ConfigSource(ctx.env).for_cwd(ctx.cwd)
+        target = target_for("repo", repo_root=repo_root, home=ctx.home, env=ctx.env)
+    max_files, max_bytes = ctx.limits()
+    return dataclasses.replace(target, max_files=max_files, max_bytes=max_bytes)
+
+
+def _outside(exc: OutsideRoot) -> SkillsdError:
+    return SkillsdError(
+        f"{exc} (installs write only beneath their root, through no link leading out)",
+        PathNotAllowedData(file=exc.path),
+    )
+
+
+def _writable(target: InstallTarget, path: str) -> str:
+    """``path`` checked as a place this install may write (``path_not_allowed`` if not)."""
+    try:
+        return target.confine(path)
+    except OutsideRoot as exc:
+        raise _outside(exc) from None
+
+
+def _confined(target: InstallTarget, path: str) -> str | None:
+    """``path`` when this install may act on it, else None."""
+    try:
+        return target.confine(path)
+    except OutsideRoot:
+        return None
 
 
 def _now() -> str:
@@ -371,17 +402,32 @@ def _stage(
     return _Staged(name, staged, files, digest_of_files(files), findings)
 
 
-def _owned_link(path: str, canonical: str, digest: str) -> bool:
+def _owned_link(target: InstallTarget, path: str, canonical: str, digest: str) -> bool:
     """Whether ``path`` is what an install of ours put there: a link to the canonical folder,
-    or a copy with the locked digest."""
+    or a copy with the locked digest (never anything reached through a link leading out)."""
+    if _confined(target, path) is None:
+        return False
     if os.path.islink(path):
         return os.path.realpath(path) == os.path.realpath(canonical)
     if os.path.isdir(path):
-        try:
-            return digest_of_files(file_digests(path)) == digest
-        except (OSError, TreeTooLarge):
-            return False
+        return _digest_within(target, path) == digest
     return False
+
+
+def _digest_within(target: InstallTarget, folder: str) -> str | None:
+    """The digest of ``folder`` when it is within the largest an install can be, else None
+    (a tree of 5 GB or 300 000 folders is not hashed to find that out)."""
+    try:
+        return digest_of_files(
+            file_digests(folder, max_files=target.max_files, max_bytes=target.max_bytes)
+        )
+    except (OSError, TreeTooLarge):
+        return None
+
+
+def _copy_into(target: InstallTarget, src: str, new: str) -> None:
+    """An agent's copy of an installed skill: its files only, never what a link in it leads to."""
+    copy_skill(src, new, max_files=target.max_files, max_bytes=target.max_bytes, links="skip")
 
 
 def _place(
@@ -395,26 +441,18 @@ def _place(
     force: bool,
 ) -> list[str]:
     """Plan the canonical folder and the agents' links or copies; returns the link paths."""
-    canonical = target.canonical(staged.name)
-    if owned is None and os.path.lexists(canonical) and not force:
+    canonical = _writable(target, target.canonical(staged.name))
+    # The lock owns the canonical folder it names: a folder (not a link or file put there).
+    ours = owned is not None and os.path.isdir(canonical) and not os.path.islink(canonical)
+    if os.path.lexists(canonical) and not force and not ours:
         raise SkillsdError(
             f"{canonical} already exists and the lock file does not own it (force replaces it)",
             AlreadyExistsData(skill=staged.name, path=canonical),
         )
     txn.put(canonical, staged.path)
-    links = agent_paths(target, staged.name, agents)
+    links = [_writable(target, link) for link in agent_paths(target, staged.name, agents)]
     for link in links:
-        ours = owned is not None and link in agent_paths(target, staged.name, owned.agents)
-        if (
-            os.path.lexists(link)
-            and not force
-            and not ours
-            and not (os.path.islink(link) and os.path.realpath(link) == os.path.realpath(canonical))
-        ):
-            raise SkillsdError(
-                f"{link} already exists and the lock file does not own it (force replaces it)",
-                AlreadyExistsData(skill=staged.name, path=link),
-            )
+        _check_replaceable(target, staged.name, link, canonical, owned, force=force)
         new = txn.new_path(link, "link")
         linked = False
         if mode == "link":
@@ -424,13 +462,37 @@ def _place(
             except OSError:
                 linked = False  # no links here (some filesystems): a copy instead
         if not linked:
-            shutil.copytree(staged.path, new, symlinks=False)
+            _copy_into(target, staged.path, new)
         txn.put(link, new)
     if owned is not None:
         for old in agent_paths(target, staged.name, owned.agents):
-            if old not in links and _owned_link(old, canonical, owned.digest):
+            if old not in links and _owned_link(target, old, canonical, owned.digest):
                 txn.put(old, None)
     return links
+
+
+def _check_replaceable(
+    target: InstallTarget,
+    name: str,
+    link: str,
+    canonical: str,
+    owned: LockEntry | None,
+    *,
+    force: bool,
+) -> None:
+    """``already_exists`` unless what is at an agent's ``link`` path is ours to replace:
+    nothing, a link to the canonical folder, or (for a locked skill) a copy with its digest.
+    A folder of the user's own, or a copy they added files to, is never replaced unasked."""
+    if force or not os.path.lexists(link):
+        return
+    if os.path.islink(link) and os.path.realpath(link) == os.path.realpath(canonical):
+        return
+    if owned is not None and _owned_link(target, link, canonical, owned.digest):
+        return
+    raise SkillsdError(
+        f"{link} already exists and the lock file does not own it (force replaces it)",
+        AlreadyExistsData(skill=name, path=link),
+    )
 
 
 def _skill_dir(tree: str, entry: LockEntry, name: str) -> str:
@@ -460,14 +522,8 @@ def _entry_source(entry: LockEntry, target: InstallTarget, name: str) -> Source:
 def _prepare(target: InstallTarget) -> LockFile:
     """Under the install lock: finish an interrupted change, clear stale staging, read."""
     recover(target)
-    sweep_staging(
-        sorted({os.path.dirname(os.path.realpath(os.path.dirname(p))) for p in _probe(target)})
-    )
+    sweep_staging(target)
     return read_lock(target)
-
-
-def _probe(target: InstallTarget) -> list[str]:
-    return [target.canonical("x"), *(os.path.join(f.absolute, "x") for f in _folders(target))]
 
 
 def _installed_skill(
@@ -590,11 +646,19 @@ def _status(target: InstallTarget, name: str, entry: LockEntry) -> LockedSkill:
     status = "ok"
     files: list[str] = []
     broken: list[str] = []
-    if not os.path.isdir(canonical) or os.path.islink(canonical):
+    if (
+        _confined(target, canonical) is None
+        or not os.path.isdir(canonical)
+        or os.path.islink(canonical)
+    ):
         status = "missing"
     else:
         try:
-            current = file_digests(canonical)
+            current = file_digests(
+                canonical,
+                max_files=target.max_files,
+                max_bytes=target.max_bytes,
+            )
         except (OSError, TreeTooLarge):
             current = {}
         if digest_of_files(current) != entry.digest:
@@ -607,7 +671,7 @@ def _status(target: InstallTarget, name: str, entry: LockEntry) -> LockedSkill:
         broken = [
             link
             for link in agent_paths(target, name, entry.agents)
-            if not _owned_link(link, canonical, entry.digest)
+            if not _owned_link(target, link, canonical, entry.digest)
         ]
         if broken and status == "ok":
             status = "links-broken"
@@ -670,8 +734,15 @@ def _current_files(target: InstallTarget, name: str, entry: LockEntry) -> dict[s
     recorded = load_manifest(target, entry.digest)
     if recorded is not None:
         return recorded
+    canonical = _confined(target, target.canonical(name))
+    if canonical is None:
+        return None
     try:
-        on_disk = file_digests(target.canonical(name))
+        on_disk = file_digests(
+            canonical,
+            max_files=target.max_files,
+            max_bytes=target.max_bytes,
+        )
     except (OSError, TreeTooLarge):
         return None
     return on_disk if digest_of_files(on_disk) == entry.digest else None
@@ -729,7 +800,7 @@ def _update(
                 continue
         fetched = fetched_by_source.get(key)
         if fetched is None:
-            fetched = _fetch(source, entry.ref, ctx, os.path.join(workdir, str(index)))
+            fetched = _fetch(source, entry.ref, ctx, _subdir(workdir, index))
             fetched_by_source[key] = fetched
         src = _skill_dir(fetched.tree, entry, name)
         staged = _stage(txn, target, name, src, ctx, force=params.force, refuse_danger=False)
@@ -776,6 +847,13 @@ def _update(
     return UpdateResult(updates=updates, findings=findings, lock=target.lock_path)
 
 
+def _subdir(workdir: str, index: int) -> str:
+    """A fresh folder for one source's fetch (a download is written into it)."""
+    folder = os.path.join(workdir, str(index))
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
 def _moved(entry: LockEntry, commit: str | None, digest: str) -> LockEntry:
     return LockEntry(
         source=entry.source,
@@ -802,12 +880,12 @@ def remove(params: RemoveParams, ctx: InstallContext) -> RemoveResult:
         entry = lock.skills.get(params.name)
         if entry is None:
             raise _not_installed(params.name, lock)
-        canonical = target.canonical(params.name)
+        canonical = _writable(target, target.canonical(params.name))
         txn = Transaction(target)
         removed: list[str] = []
         try:
             for link in agent_paths(target, params.name, entry.agents):
-                if os.path.lexists(link) and _owned_link(link, canonical, entry.digest):
+                if os.path.lexists(link) and _owned_link(target, link, canonical, entry.digest):
                     txn.put(link, None)
                     removed.append(link)
             if os.path.lexists(canonical):
@@ -862,7 +940,7 @@ def _restore(
             unchanged.append(name)
             continue
         if state.status == "links-broken":
-            links = _relink(txn, target, name, entry)
+            links = _relink(txn, target, name, entry, force=params.force)
             restored.append(_installed_skill(target, name, entry, links))
             continue
         if state.status == "modified" and not params.force:
@@ -876,7 +954,7 @@ def _restore(
         key = (entry.source, revision)
         fetched = fetched_by_source.get(key)
         if fetched is None:
-            fetched = _fetch(source, revision, ctx, os.path.join(workdir, str(index)))
+            fetched = _fetch(source, revision, ctx, _subdir(workdir, index))
             fetched_by_source[key] = fetched
         src = _skill_dir(fetched.tree, entry, name)
         staged = _stage(txn, target, name, src, ctx, force=params.force)
@@ -891,7 +969,9 @@ def _restore(
                     skill=name, expected=entry.digest, actual=staged.digest, files=files
                 ),
             )
-        links = _place(txn, target, staged, entry.agents, entry.mode, owned=entry, force=True)
+        links = _place(
+            txn, target, staged, entry.agents, entry.mode, owned=entry, force=params.force
+        )
         staged_all.append(staged)
         restored.append(_installed_skill(target, name, entry, links))
         findings.extend(wire_findings(staged.findings, name))
@@ -907,20 +987,24 @@ def _restore(
     )
 
 
-def _relink(txn: Transaction, target: InstallTarget, name: str, entry: LockEntry) -> list[str]:
-    """Plan the agents' links (or copies) of an intact canonical folder again."""
-    canonical = target.canonical(name)
-    links = agent_paths(target, name, entry.agents)
+def _relink(
+    txn: Transaction, target: InstallTarget, name: str, entry: LockEntry, *, force: bool
+) -> list[str]:
+    """Plan the agents' links (or copies) of an intact canonical folder again: only where
+    nothing is, or with ``force``; a copy takes the folder's files, never a link's target."""
+    canonical = _writable(target, target.canonical(name))
+    links = [_writable(target, link) for link in agent_paths(target, name, entry.agents)]
     for link in links:
-        if _owned_link(link, canonical, entry.digest):
+        if _owned_link(target, link, canonical, entry.digest):
             continue
+        _check_replaceable(target, name, link, canonical, None, force=force)
         new = txn.new_path(link, "link")
         try:
             if entry.mode != "link":
                 raise OSError("copy")
             os.symlink(os.path.relpath(canonical, os.path.dirname(link)), new)
         except OSError:
-            shutil.copytree(canonical, new, symlinks=False)
+            _copy_into(target, canonical, new)
         txn.put(link, new)
     return links
 

@@ -2,8 +2,16 @@
 
 ``repo`` scope: ``skills-lock.json`` at the repository root (meant to be committed) and skills
 in ``<root>/.agents/skills``. ``user`` scope: ``skills-lock.json`` in skillsd's state
-directory and skills in ``~/.agents/skills``. One install at a time per lock: an ``flock`` on
-``.skills-lock.json.lock`` beside it, held for a whole operation (a second one waits).
+directory and skills in ``~/.agents/skills``.
+
+Everything else an install keeps (the install lock, the crash journal, staging folders and
+backups) is bookkeeping, and bookkeeping never lives in a repository, where a clone could plant
+it: it goes to a work folder in skillsd's state directory, one per root (named by a hash of the
+root's real path), created 0700. One install at a time per root: an ``flock`` on the work
+folder's ``install.lock``, held for a whole operation (a second one waits).
+
+The lock file itself is what a repository commits, so it is read through the filesystem
+boundary: bounded, never a FIFO, device or kernel file, JSON nesting checked.
 """
 
 from __future__ import annotations
@@ -20,12 +28,17 @@ from typing import Literal
 import msgspec
 import platformdirs
 
+from skillsd.core import limits
+from skillsd.core.agent_folders import SKILL_FOLDERS, user_folder_path
+from skillsd.core.bounded_read import NotRegularFile
 from skillsd.core.errors import SkillsdError
+from skillsd.core.fs_boundary import OutsideRoot, beneath, inside, json_too_deep, read_file
 from skillsd.core.lock_file import LOCK_FILE, LockError, LockFile, decode_lock, encode_lock
 from skillsd.core.skill_digest import digest_of_files
 from skillsd_protocol.errors import InstallFailedData, InvalidLockData
 
 __all__ = [
+    "MAX_LOCK_BYTES",
     "InstallTarget",
     "atomic_write",
     "file_sha256",
@@ -41,6 +54,8 @@ __all__ = [
 Scope = Literal["repo", "user"]
 #: Where the canonical copy of every installed skill goes, below the root of its scope.
 CANONICAL = os.path.join(".agents", "skills")
+#: The largest lock file read (about 8 000 locked skills; no honest lock comes near it).
+MAX_LOCK_BYTES = 4 * 1024 * 1024
 
 
 def state_dir(env: Mapping[str, str]) -> str:
@@ -64,6 +79,37 @@ class InstallTarget:
     env: Mapping[str, str]
     #: Per-file digests of installed skills, by digest (to name the files a local edit touched).
     manifests_dir: str
+    #: This root's bookkeeping folder in the state directory (install lock, journal, staging).
+    work_dir: str
+    #: The user-scope skill folders (the canonical one and every agent's), as given.
+    user_folders: tuple[str, ...]
+    #: The per-skill limits (``limits.maxInstallFiles``/``maxInstallBytes``): nothing larger
+    #: is copied or hashed, whatever a tree holds.
+    max_files: int = limits.INSTALL_MAX_FILES
+    max_bytes: int = limits.INSTALL_MAX_BYTES
+
+    def confine(self, path: str) -> str:
+        """``path`` normalised, checked as a place this target may write, remove or read as
+        installed. ``repo``: beneath the repository root through no link leading out of it,
+        and never inside a folder read as the user's own skills (a restore must not create
+        what every other repository trusts). ``user``: beneath the home directory, or beneath
+        one of the user's skill folders (which may be the user's own links, to dotfiles say).
+        Raises :class:`~skillsd.core.fs_boundary.OutsideRoot`."""
+        if self.scope == "repo":
+            full = beneath(self.root, path)
+            real = os.path.realpath(full)
+            for folder in self.user_folders:
+                if inside(os.path.realpath(folder), real):
+                    raise OutsideRoot(full, self.root, via=f"{folder} (the user's own skills)")
+            return full
+        refused: OutsideRoot | None = None
+        for root in (self.root, *self.user_folders):
+            try:
+                return beneath(root, path)
+            except OutsideRoot as exc:
+                refused = refused or exc
+        assert refused is not None
+        raise refused
 
     @property
     def lock_dir(self) -> str:
@@ -74,17 +120,40 @@ class InstallTarget:
 
     @property
     def guard_path(self) -> str:
-        return os.path.join(self.lock_dir, f".{LOCK_FILE}.lock")
+        return os.path.join(self.work_dir, "install.lock")
 
     @property
     def journal_path(self) -> str:
-        return os.path.join(self.lock_dir, f".{LOCK_FILE}.journal")
+        return os.path.join(self.work_dir, "journal.json")
+
+    def make_work_dir(self) -> None:
+        """Create the work folder (0700, and its parents) if it is not there yet."""
+        os.makedirs(self.work_dir, mode=0o700, exist_ok=True)
+        with contextlib.suppress(OSError):
+            os.chmod(self.work_dir, 0o700)
+
+
+def _work_dir(states: str, scope: Scope, root: str) -> str:
+    key = hashlib.sha256(os.fsencode(os.path.realpath(root))).hexdigest()[:32]
+    return os.path.join(states, "installs", f"{scope}-{key}")
 
 
 def target_for(scope: Scope, *, repo_root: str, home: str, env: Mapping[str, str]) -> InstallTarget:
     """The target of ``scope`` for a repository root (found by the caller from the cwd)."""
     states = state_dir(env)
     manifests = os.path.join(states, "install-manifests")
+    user_folders = tuple(
+        dict.fromkeys(
+            [
+                os.path.join(home, CANONICAL),
+                *(
+                    user_folder_path(f, home=home, env=env)
+                    for f in SKILL_FOLDERS
+                    if f.scope == "user" and not f.system
+                ),
+            ]
+        )
+    )
     if scope == "user":
         return InstallTarget(
             scope,
@@ -94,6 +163,8 @@ def target_for(scope: Scope, *, repo_root: str, home: str, env: Mapping[str, str
             home,
             env,
             manifests,
+            _work_dir(states, scope, home),
+            user_folders,
         )
     return InstallTarget(
         scope,
@@ -103,6 +174,8 @@ def target_for(scope: Scope, *, repo_root: str, home: str, env: Mapping[str, str
         home,
         env,
         manifests,
+        _work_dir(states, scope, repo_root),
+        user_folders,
     )
 
 
@@ -110,8 +183,8 @@ def target_for(scope: Scope, *, repo_root: str, home: str, env: Mapping[str, str
 def install_lock(target: InstallTarget, *, wait: bool = True) -> Iterator[bool]:
     """Hold the install lock of ``target``, waiting until another install ends; with
     ``wait=False``, yield False at once instead when another process holds it."""
-    os.makedirs(target.lock_dir, exist_ok=True)
-    fd = os.open(target.guard_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    target.make_work_dir()
+    fd = os.open(target.guard_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
@@ -124,12 +197,15 @@ def install_lock(target: InstallTarget, *, wait: bool = True) -> Iterator[bool]:
 
 
 def file_sha256(path: str) -> str | None:
-    """The hex SHA-256 of a file's bytes, or None when it does not exist."""
+    """The hex SHA-256 of a lock file's bytes, or None when it does not exist (or is not a
+    regular file of at most :data:`MAX_LOCK_BYTES`, which no lock skillsd wrote is)."""
     try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
+        data, over = read_file(path, MAX_LOCK_BYTES)
     except FileNotFoundError:
         return None
+    except OSError:
+        return "unreadable"
+    return "too-large" if over else hashlib.sha256(data).hexdigest()
 
 
 def atomic_write(path: str, data: bytes) -> None:
@@ -160,15 +236,31 @@ def atomic_write(path: str, data: bytes) -> None:
 def read_lock(target: InstallTarget) -> LockFile:
     """The lock of ``target`` (empty when there is none); ``invalid_lock`` when unusable."""
     try:
-        with open(target.lock_path, "rb") as fh:
-            data = fh.read()
+        data, over = read_file(target.lock_path, MAX_LOCK_BYTES)
     except FileNotFoundError:
         return LockFile()
-    except OSError as exc:
+    except NotRegularFile:
         raise SkillsdError(
-            f"{target.lock_path}: cannot read: {exc.strerror}",
+            f"{target.lock_path}: not a regular file (a FIFO, device, folder or kernel file); "
+            "a lock file is a plain JSON file",
             InvalidLockData(path=target.lock_path),
         ) from None
+    except OSError as exc:
+        raise SkillsdError(
+            f"{target.lock_path}: cannot read: {exc.strerror or exc}",
+            InvalidLockData(path=target.lock_path),
+        ) from None
+    if over:
+        raise SkillsdError(
+            f"{target.lock_path}: larger than {MAX_LOCK_BYTES} bytes; not a lock file skillsd "
+            "reads",
+            InvalidLockData(path=target.lock_path),
+        )
+    if json_too_deep(data):
+        raise SkillsdError(
+            f"{target.lock_path}: JSON nested deeper than a lock file is",
+            InvalidLockData(path=target.lock_path),
+        )
     try:
         return decode_lock(data, path=target.lock_path)
     except LockError as exc:

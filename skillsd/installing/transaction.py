@@ -1,11 +1,18 @@
 """Placing skills so that a crash leaves the previous state or the new one, never a mix.
 
 A change is a list of moves (put a staged folder or link at a destination, or take what is
-there away), prepared in staging folders beside each destination's folder (same filesystem,
-so every move is one ``rename``). Before the first move, a journal naming every move and the
-SHA-256 of the lock file to come is written beside the lock; the lock's atomic write is the
-commit point. Whoever takes the install lock next (every operation does) finishes a journal
-it finds: the lock was written, so staging is cleared; or it was not, so each move is undone.
+there away), prepared in staging folders on the destination's filesystem, so every move is one
+``rename``. Staging folders live in the root's work folder in skillsd's state directory; only
+when that is another filesystem does one go beside the destination's folder, under a hidden
+name. A journal in the work folder names every staging folder before it is made and every move
+before the first one; the lock's atomic write is the commit point. Whoever takes the install
+lock next (every operation does) finishes a journal it finds: the lock was written, so staging
+is cleared; or it was not, so each move is undone.
+
+The journal is skillsd's own file, but recovery still acts only on what it owns: a
+destination beneath the target's root through no outside link, backups and new content inside
+the journal's staging folders, staging folders in the work folder or named as ours beneath the
+root. A journal naming anything else is dropped untouched.
 
 ``SKILLSD_TEST_INSTALL_PAUSE_AT=<step>`` (tests only) makes the process announce the step on
 stderr and wait there, so a test can kill it at that point.
@@ -24,6 +31,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from skillsd.core.fs_boundary import OutsideRoot, inside, read_file, remove_tree
 from skillsd.installing.lock_store import InstallTarget, atomic_write, file_sha256
 
 __all__ = [
@@ -32,12 +40,15 @@ __all__ = [
     "Transaction",
     "pause_point",
     "recover",
-    "remove_path",
     "sweep_staging",
 ]
 
 PAUSE_ENV = "SKILLSD_TEST_INSTALL_PAUSE_AT"
+#: A staging folder beside a destination (only when the work folder is another filesystem).
 _STAGING_PREFIX = ".skillsd-staging-"
+#: A staging folder in the work folder.
+_WORK_STAGING_PREFIX = "staging-"
+_MAX_JOURNAL_BYTES = 4 * 1024 * 1024
 
 
 def pause_point(step: str, env: Mapping[str, str]) -> None:
@@ -59,23 +70,15 @@ class Move(msgspec.Struct, kw_only=True):
 
 
 class Journal(msgspec.Struct, kw_only=True):
-    """``lock_sha256``: the lock to come; ``committed``: set when the lock does not change
-    (a restore), where the lock's write cannot be the commit point."""
+    """``lock_sha256``: the lock to come (None while only staging folders are named: nothing
+    has moved yet); ``committed``: set when the lock does not change (a restore), where the
+    lock's write cannot be the commit point."""
 
-    lock_sha256: str
-    old_lock_sha256: str | None
-    moves: list[Move]
-    staging: list[str]
+    lock_sha256: str | None = None
+    old_lock_sha256: str | None = None
+    moves: list[Move] = msgspec.field(default_factory=list)
+    staging: list[str] = msgspec.field(default_factory=list)
     committed: bool = False
-
-
-def remove_path(path: str) -> None:
-    """Remove a file, link or folder (a link is removed, never followed)."""
-    if os.path.islink(path) or not os.path.isdir(path):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-    else:
-        shutil.rmtree(path)
 
 
 def _fsync_dir(path: str) -> None:
@@ -93,25 +96,45 @@ class Transaction:
     def __init__(self, target: InstallTarget) -> None:
         self.target = target
         self.moves: list[Move] = []
-        self._staging: dict[str, str] = {}
+        #: Staging folder by the device it is on.
+        self._staging: dict[int, str] = {}
         self._created: list[str] = []
         self._token = secrets.token_hex(4)
 
+    def _beneath(self, path: str) -> str:
+        """``path`` checked as a place the target may write (``InstallTarget.confine``)."""
+        return self.target.confine(path)
+
     def staging_for(self, dest: str) -> str:
         """A staging folder on the filesystem of ``dest`` (created on first use)."""
-        folder = os.path.dirname(dest)
+        folder = os.path.dirname(self._beneath(dest))
         self._make_dirs(folder)
-        parent = os.path.dirname(os.path.realpath(folder))
-        # Beside the destination's folder (outside every skills root the agents scan), unless
-        # that is another filesystem: then inside it, under a hidden name.
-        if os.stat(parent).st_dev != os.stat(folder).st_dev:
-            parent = os.path.realpath(folder)
-        staging = self._staging.get(parent)
-        if staging is None:
-            staging = os.path.join(parent, f"{_STAGING_PREFIX}{self._token}")
-            os.makedirs(staging, exist_ok=True)
-            self._staging[parent] = staging
+        device = os.stat(folder).st_dev
+        staging = self._staging.get(device)
+        if staging is not None:
+            return staging
+        self.target.make_work_dir()
+        if os.stat(self.target.work_dir).st_dev == device:
+            staging = os.path.join(
+                self.target.work_dir, f"{_WORK_STAGING_PREFIX}{self._token}-{len(self._staging)}"
+            )
+        else:
+            # Another filesystem: beside the destination's folder (outside every skills
+            # folder the agents scan) when that is still beneath the root, else inside it.
+            parent = os.path.dirname(folder)
+            try:
+                staging = self._beneath(os.path.join(parent, f"{_STAGING_PREFIX}{self._token}"))
+            except OutsideRoot:
+                staging = self._beneath(os.path.join(folder, f"{_STAGING_PREFIX}{self._token}"))
+        self._staging[device] = staging
+        # Named in the journal before it exists, so a crash from here on leaves nothing behind.
+        self._write_journal(Journal(staging=sorted(self._staging.values())))
+        os.makedirs(staging, mode=0o700, exist_ok=True)
         return staging
+
+    def _write_journal(self, journal: Journal) -> None:
+        self.target.make_work_dir()
+        atomic_write(self.target.journal_path, msgspec.json.encode(journal))
 
     def _make_dirs(self, folder: str) -> None:
         """``makedirs``, remembering which folders it created (an abandoned change removes
@@ -130,7 +153,10 @@ class Transaction:
         return os.path.join(staging, f"{label}-{len(self.moves)}-{os.path.basename(dest)}")
 
     def put(self, dest: str, new: str | None) -> None:
-        """Plan: ``new`` replaces whatever is at ``dest`` (None: only take it away)."""
+        """Plan: ``new`` replaces whatever is at ``dest`` (None: only take it away).
+        Raises :class:`~skillsd.core.fs_boundary.OutsideRoot` for a ``dest`` not beneath the
+        target's root."""
+        dest = self._beneath(dest)
         backup = None
         if os.path.lexists(dest):
             backup = os.path.join(
@@ -146,7 +172,7 @@ class Transaction:
             moves=self.moves,
             staging=sorted(self._staging.values()),
         )
-        atomic_write(self.target.journal_path, msgspec.json.encode(journal))
+        self._write_journal(journal)
         pause_point("journaled", env)
         try:
             for index, move in enumerate(self.moves):
@@ -160,13 +186,13 @@ class Transaction:
             pause_point("placed", env)
             if journal.lock_sha256 == journal.old_lock_sha256:
                 journal.committed = True
-                atomic_write(self.target.journal_path, msgspec.json.encode(journal))
+                self._write_journal(journal)
             else:
                 atomic_write(self.target.lock_path, lock_bytes)
         except OSError:
             # A move or the lock's write failed (permissions, a full disk): put back what moved.
             if not journal.committed:
-                _undo(journal)
+                _undo(self.target, journal)
             _finish(self.target, journal)
             raise
         pause_point("locked", env)
@@ -180,6 +206,9 @@ class Transaction:
         for folder in self._created:  # deepest first
             with contextlib.suppress(OSError):
                 os.rmdir(folder)
+        if self._staging:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.target.journal_path)
 
 
 def _finish(target: InstallTarget, journal: Journal) -> None:
@@ -189,11 +218,10 @@ def _finish(target: InstallTarget, journal: Journal) -> None:
         os.unlink(target.journal_path)
 
 
-def _undo(journal: Journal) -> None:
+def _undo(target: InstallTarget, journal: Journal) -> None:
     for move in reversed(journal.moves):
         if move.backup is not None and os.path.lexists(move.backup):
-            if os.path.lexists(move.dest):
-                remove_path(move.dest)
+            _remove(target, move.dest)
             os.rename(move.backup, move.dest)
         elif (
             move.backup is None
@@ -202,39 +230,85 @@ def _undo(journal: Journal) -> None:
             and os.path.lexists(move.dest)
         ):
             # Nothing was there before and the new content already moved in: take it out.
-            remove_path(move.dest)
+            _remove(target, move.dest)
+
+
+def _remove(target: InstallTarget, path: str) -> None:
+    full = target.confine(path)
+    remove_tree(os.path.dirname(full), full)
+
+
+def _owned_staging(target: InstallTarget, path: str) -> bool:
+    """Whether ``path`` is a staging folder an install of ``target`` can have made."""
+    path = os.path.normpath(path)
+    name = os.path.basename(path)
+    if os.path.dirname(path) == os.path.normpath(target.work_dir):
+        return name.startswith(_WORK_STAGING_PREFIX)
+    if not name.startswith(_STAGING_PREFIX):
+        return False
+    try:
+        target.confine(path)
+    except OutsideRoot:
+        return False
+    return True
+
+
+def _journal_is_ours(target: InstallTarget, journal: Journal) -> bool:
+    """Whether every path the journal names is one recovery may act on."""
+    if not all(os.path.isabs(p) and _owned_staging(target, p) for p in journal.staging):
+        return False
+    staging = [os.path.normpath(p) for p in journal.staging]
+    for move in journal.moves:
+        try:
+            if not os.path.isabs(move.dest) or target.confine(move.dest) != move.dest:
+                return False
+        except OutsideRoot:
+            return False
+        for held in (move.new, move.backup):
+            if held is not None and not any(
+                os.path.normpath(held) != s and inside(s, os.path.normpath(held)) for s in staging
+            ):
+                return False
+    return True
 
 
 def recover(target: InstallTarget) -> str | None:
     """Finish a change a crash interrupted (under the install lock); says what was done."""
     try:
-        with open(target.journal_path, "rb") as fh:
-            journal = msgspec.json.decode(fh.read(), type=Journal)
+        data, over = read_file(target.journal_path, _MAX_JOURNAL_BYTES)
+        journal = None if over else msgspec.json.decode(data, type=Journal)
     except FileNotFoundError:
         return None
     except (OSError, msgspec.DecodeError):
+        journal = None
+    if journal is None:
         # A journal is written atomically before any move: a broken one means no move ran.
         with contextlib.suppress(OSError):
             os.unlink(target.journal_path)
         return "dropped an unreadable install journal"
+    if not _journal_is_ours(target, journal):
+        with contextlib.suppress(OSError):
+            os.unlink(target.journal_path)
+        return "dropped an install journal naming paths outside what installs own"
     lock_now = file_sha256(target.lock_path)
-    if journal.committed or (
-        lock_now == journal.lock_sha256 and journal.lock_sha256 != journal.old_lock_sha256
+    if journal.lock_sha256 is not None and (
+        journal.committed
+        or (lock_now == journal.lock_sha256 and journal.lock_sha256 != journal.old_lock_sha256)
     ):
         _finish(target, journal)
         return "finished an interrupted install (the lock file had been written)"
-    _undo(journal)
+    _undo(target, journal)
     _finish(target, journal)
     return "undid an interrupted install (the lock file had not been written)"
 
 
-def sweep_staging(folders: list[str]) -> None:
-    """Remove staging folders left by a process killed before it journaled anything."""
-    for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            if name.startswith(_STAGING_PREFIX):
-                shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+def sweep_staging(target: InstallTarget) -> None:
+    """Remove staging folders of the work folder that no journal names (left by a process
+    killed between making one and journaling it; called after :func:`recover`)."""
+    try:
+        names = os.listdir(target.work_dir)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(_WORK_STAGING_PREFIX):
+            shutil.rmtree(os.path.join(target.work_dir, name), ignore_errors=True)

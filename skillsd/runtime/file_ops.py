@@ -52,16 +52,29 @@ def _seconds(text: str | None, default: float) -> float:
 class FileOps:
     """The file-operation slots of one process."""
 
-    def __init__(self, *, seconds: float = limits.FILE_OP_SECONDS) -> None:
+    def __init__(
+        self,
+        *,
+        seconds: float = limits.FILE_OP_SECONDS,
+        slots: int = limits.MAX_CONCURRENT_FILE_OPS,
+        what: str = "reading files",
+    ) -> None:
         #: The time limit of one file operation.
         self.seconds = seconds
-        self._slots = asyncio.Semaphore(limits.MAX_CONCURRENT_FILE_OPS)
+        self._slots = asyncio.Semaphore(slots)
+        self._what = what
         #: File operations past their time limit whose threads have not finished yet.
         self._stuck = 0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> FileOps:
         return cls(seconds=_seconds(env.get(FILE_OP_SECONDS_ENV), limits.FILE_OP_SECONDS))
+
+    @classmethod
+    def for_installs(cls) -> FileOps:
+        """The install pool: few slots, and a whole install's deadline (a clone and a
+        download each have their own, shorter ones)."""
+        return cls(seconds=limits.INSTALL_SECONDS, slots=limits.INSTALL_WORKERS, what="the install")
 
     async def run(self, fn: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         """``fn(*args, **kwargs)`` in a thread of its own within a slot; `RequestCancelled` past
@@ -97,8 +110,8 @@ class FileOps:
                 return await asyncio.wait_for(asyncio.shield(done), self.seconds)
             except TimeoutError:
                 raise RequestCancelled(
-                    f"reading files took longer than {self.seconds:g} s "
-                    "(a filesystem that does not answer?)"
+                    f"{self._what} took longer than {self.seconds:g} s "
+                    "(a filesystem or server that does not answer?)"
                 ) from None
             finally:
                 if not done.done():

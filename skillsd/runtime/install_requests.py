@@ -1,15 +1,15 @@
 """The use cases of installing skills (``skills.install``, ``installed``, ``update``,
 ``remove``, ``restore``, ``scan``) for every face.
 
-Each runs its blocking work (the ``git`` program, downloads, copies, digests) in a thread of
-its own with ``asyncio.to_thread``, not through the file-op runner: a clone may rightly take
-longer than a file read's time limit. Progress lines (clone, copy) go to the caller's
+Each runs its blocking work (the ``git`` program, downloads, copies, digests) in the install
+pool (``Services.install_pool``), not in the file reads' slots: a clone may rightly take
+longer than a file read's time limit, and install work that hangs holds only the install
+pool's slots (given back after ``limits.INSTALL_SECONDS``), never those other requests use. Progress lines (clone, copy) go to the caller's
 ``$/progress``. The cwd is the param's, else the daemon's.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 
 from skillsd import operations as ops
@@ -65,42 +65,42 @@ async def install_skills(
     svc: Services, params: InstallParams, caller: Caller = _NOBODY
 ) -> InstallResult:
     """``skills.install``."""
-    return await asyncio.to_thread(install, params, _context(svc, params.cwd, caller))
+    return await svc.install_pool.run(install, params, _context(svc, params.cwd, caller))
 
 
 async def installed_skills(
     svc: Services, params: InstalledParams, caller: Caller = _NOBODY
 ) -> InstalledResult:
     """``skills.installed``."""
-    return await asyncio.to_thread(installed, params, _context(svc, params.cwd, caller))
+    return await svc.install_pool.run(installed, params, _context(svc, params.cwd, caller))
 
 
 async def update_skills(
     svc: Services, params: UpdateParams, caller: Caller = _NOBODY
 ) -> UpdateResult:
     """``skills.update``."""
-    return await asyncio.to_thread(update, params, _context(svc, params.cwd, caller))
+    return await svc.install_pool.run(update, params, _context(svc, params.cwd, caller))
 
 
 async def remove_skill(
     svc: Services, params: RemoveParams, caller: Caller = _NOBODY
 ) -> RemoveResult:
     """``skills.remove``."""
-    return await asyncio.to_thread(remove, params, _context(svc, params.cwd, caller))
+    return await svc.install_pool.run(remove, params, _context(svc, params.cwd, caller))
 
 
 async def restore_skills(
     svc: Services, params: RestoreParams, caller: Caller = _NOBODY
 ) -> RestoreResult:
     """``skills.restore``."""
-    return await asyncio.to_thread(restore, params, _context(svc, params.cwd, caller))
+    return await svc.install_pool.run(restore, params, _context(svc, params.cwd, caller))
 
 
 async def scan_skills(svc: Services, params: ScanParams, caller: Caller = _NOBODY) -> ScanResult:
     """``skills.scan``: ``path`` (a folder, taken from the cwd) or a catalog skill."""
     if params.path is not None and params.id is None and params.name is None:
         folder = os.path.join(svc.request_cwd(params.cwd, None), params.path)
-        return await asyncio.to_thread(scan_path, folder)
+        return await svc.install_pool.run(scan_path, folder)
     view = await _view(svc, caller, params.cwd, None)
     skill = ops.resolve(view.seen.catalog, params, include_disabled=True)
-    return await asyncio.to_thread(scan_path, skill.dir)
+    return await svc.install_pool.run(scan_path, skill.dir)

@@ -64,6 +64,9 @@ class Services:
     sessions: SessionStore = field(default_factory=SessionStore)
     #: File reads off the loop, with their time limit (``SKILLSD_FILE_OP_SECONDS``).
     file_ops: FileOps = field(default_factory=FileOps)
+    #: Installs, updates, removes, restores and scans: a pool of their own, so slow or stuck
+    #: install work (a clone, a stalled download) never takes a thread other requests need.
+    install_pool: FileOps = field(default_factory=FileOps.for_installs)
     #: The suggestions' semantic stage, made on first use when its extra is installed.
     semantic: SemanticModel | None = None
     semantic_checked: bool = False

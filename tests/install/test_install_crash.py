@@ -53,7 +53,15 @@ def _skills_on_disk(project: Path) -> dict[str, list[str]]:
 
 
 def _staging_left(project: Path) -> list[str]:
-    return [str(p) for p in project.rglob(".skillsd-staging-*")]
+    """Staging folders and journals anywhere: in the repository (never made there) and in the
+    state directory's work folders (cleared by the next command)."""
+    state = project.parent / "state" / "skillsd" / "installs"
+    left = [str(p) for p in project.rglob(".skillsd-staging-*")]
+    left += [str(p) for p in project.rglob("*journal*")]
+    if state.is_dir():
+        left += [str(p) for p in state.glob("*/staging-*")]
+        left += [str(p) for p in state.glob("*/journal.json")]
+    return left
 
 
 @pytest.mark.parametrize("step", STEPS)

@@ -104,12 +104,14 @@ def test_symlink_leaving_the_skill_is_refused(
     assert caught.value.kind == "path_not_allowed" and caught.value.data.file == "passwd"
     assert not (project / ".agents" / "skills" / "leaky").exists()
     assert not (project / "skills-lock.json").exists()
-    # A link that stays inside is copied as the file it points to.
+    # A link that stays inside is refused too: the digest leaves links out, so no link is
+    # ever copied (nor followed).
     (skill / "passwd").unlink()
     (skill / "alias.md").symlink_to("SKILL.md")
-    install(InstallParams(source=str(source)), context(project, env))
-    copied = project / ".agents" / "skills" / "leaky" / "alias.md"
-    assert not copied.is_symlink() and copied.read_text() == (skill / "SKILL.md").read_text()
+    with pytest.raises(SkillsdError) as caught:
+        install(InstallParams(source=str(source)), context(project, env))
+    assert caught.value.kind == "path_not_allowed" and caught.value.data.file == "alias.md"
+    assert not (project / ".agents" / "skills" / "leaky").exists()
 
 
 def test_limits_per_skill(tmp_path: Path, project: Path, env: dict[str, str]) -> None:
@@ -295,4 +297,4 @@ def test_a_refused_install_leaves_no_folder_behind(
     with pytest.raises(SkillsdError):
         install(InstallParams(source=str(source)), context(project, env))
     after = sorted(p.name for p in project.rglob("*") if ".git" not in p.parts)
-    assert after == sorted([*before, ".skills-lock.json.lock"])
+    assert after == before  # bookkeeping lives in the state directory
