@@ -26,13 +26,15 @@ another. skillsd reads every agent's folders (as compat roots: `discovery.compat
 keeps only `.agents/skills`), and every listed skill says in `agents[]` which agents would find
 it by their own rules.
 
-- `skillsd doctor --agents` prints the matrix: `yes` (the agent uses the skill), `hid` (it finds
-  it but uses another skill of that name: its own precedence), `-` (it does not look there);
-  then the skills each agent misses and the folders it reads, and same-named skills whose files
-  differ.
+- `skillsd doctor --agents` prints the matrix: `yes` (the agent shows the skill to its model),
+  `hid` (it loads it but shows its model another skill of that name: its own precedence), `-`
+  (it does not look there); then the skills each agent misses and the folders it reads, where
+  an agent loads a skill it does not show, and same-named skills whose files differ.
 - `skills.list {agent}` and `skills.prompt {agent}` (CLI: `skillsd list --agent claude-code`,
-  `skillsd prompt --agent codex`) give one agent's view: only what it discovers here, a name
-  clash decided the way it decides it. An unknown agent is `-32602` naming the close ones.
+  `skillsd prompt --agent codex`) give one agent's view: what its model is shown here, not
+  everything it loads. Claude Code, for one, loads a personal and a project skill of one name
+  but lists only the personal one to its model; its view holds that one. An unknown agent is
+  `-32602` naming the close ones.
 
 ## Where each agent looks
 
@@ -107,9 +109,9 @@ def _row(rules: AgentRules) -> str:
         for variable, separator in rules.env_lists
     )
     if rules.clash == "first":
-        clash = "user's first" if rules.user_first else "project's first"
+        clash = "the user's" if rules.user_first else "the project's"
     else:
-        clash = "all kept (or not known)"
+        clash = "all (or not known)"
     name = rules.title + (" (secondary)" if rules.secondary else "")
     name += " *cross-check only*" if rules.cross_check else ""
     return (
@@ -120,7 +122,7 @@ def _row(rules: AgentRules) -> str:
 
 def generate() -> str:
     lines = [HEADER]
-    lines.append("| agent | project folders | user folders | system folders | on a name clash |")
+    lines.append("| agent | project folders | user folders | system folders | one name, shown |")
     lines.append("|---|---|---|---|---|")
     lines.extend(_row(rules) for rules in AGENT_RULES)
     return "\n".join(lines) + "\n" + FOOTER

@@ -1,6 +1,8 @@
 """skillsd's view of each agent against the agent itself: the real Claude Code, Codex, opencode,
 Gemini CLI and Copilot CLI list what they discover in a fixture (a throwaway HOME, offline, no
-login), and each list must equal ``skills.list {agent}`` for the fixture's skills.
+login), and each list must equal ``skills.list {agent}`` for the fixture's skills. Claude Code's
+request to its model, captured by a stand-in for the messages API on a loopback port, must list
+the same skills: an agent's view is what its model is shown.
 
 The agents are npm packages; this runs when ``SKILLSD_AGENTS_BIN`` names a folder holding
 their commands (``npm install --prefix DIR @anthropic-ai/claude-code @openai/codex opencode-ai
@@ -10,13 +12,16 @@ otherwise. Each agent's own bundled skills are left out of the comparison.
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import subprocess
 import sys
+import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,11 +82,17 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _run(command: list[str], fixture: dict[str, Path], *, stderr: bool = False) -> str:
+def _run(
+    command: list[str],
+    fixture: dict[str, Path],
+    *,
+    stderr: bool = False,
+    extra: dict[str, str] | None = None,
+) -> str:
     done = subprocess.run(
         command,
         cwd=fixture["project"],
-        env=_env(fixture["home"]),
+        env={**_env(fixture["home"]), **(extra or {})},
         capture_output=True,
         text=True,
         timeout=120,
@@ -101,7 +112,7 @@ def _claude(fixture: dict[str, Path]) -> list[str]:
 
 
 def _codex(fixture: dict[str, Path]) -> list[str]:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {
             "jsonrpc": "2.0",
             "id": 1,
@@ -178,6 +189,113 @@ def test_skillsd_sees_what_the_agent_sees(agent: str, fixture: dict[str, Path]) 
     plan = compute_roots(str(fixture["project"]), home=str(fixture["home"]), env=env)
     ours = Counter(s.name for s in build_catalog(plan).seen_by(agent) if s.name in NAMES)
     assert ours == theirs
+
+
+#: A minimal streamed answer of the messages API: one text block, then the end of the turn.
+_STREAM: list[dict[str, Any]] = [
+    {
+        "type": "message_start",
+        "message": {
+            "id": "msg_capture",
+            "type": "message",
+            "role": "assistant",
+            "model": "capture",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    },
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
+    {"type": "content_block_stop", "index": 0},
+    {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": 1},
+    },
+    {"type": "message_stop"},
+]
+
+
+class _Capture(http.server.BaseHTTPRequestHandler):
+    """Keeps each request body on the server's ``bodies`` and answers like the messages API."""
+
+    protocol_version = "HTTP/1.1"
+    server: _CaptureServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        request = json.loads(raw or b"{}")
+        self.server.bodies.append(request)
+        if request.get("stream"):
+            kind = "text/event-stream"
+            body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _STREAM)
+        else:
+            kind = "application/json"
+            text = [{"type": "text", "text": "ok"}]
+            body = json.dumps({**_STREAM[0]["message"], "content": text, "stop_reason": "end_turn"})
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class _CaptureServer(http.server.ThreadingHTTPServer):
+    bodies: list[Any]
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+#: What precedes the skills listing in the request Claude Code sends its model.
+LISTING = "The following skills are available for use with the Skill tool:\n\n"
+
+
+def _claude_shows(fixture: dict[str, Path]) -> list[tuple[str, str]]:
+    """(name, description) of each entry of the skills listing Claude Code sends its model."""
+    server = _CaptureServer(("127.0.0.1", 0), _Capture)
+    server.bodies = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        extra = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "capture"}
+        _run([f"{BIN}/claude", "-p", "hi"], fixture, extra=extra)
+    finally:
+        server.shutdown()
+        server.server_close()
+    for text in (t for body in server.bodies for t in _strings(body)):
+        if LISTING in text:
+            block = text.split(LISTING, 1)[1].split("\n\n", 1)[0]
+            entries = (line[2:].split(": ", 1) for line in block.splitlines())
+            return [(entry[0], entry[-1]) for entry in entries]
+    raise AssertionError(f"no skills listing in {len(server.bodies)} captured request(s)")
+
+
+def test_claude_code_shows_its_model_what_skills_list_says(fixture: dict[str, Path]) -> None:
+    """One entry per name, the personal one (Claude Code 2.1.328 and later)."""
+    if not BIN or not Path(BIN, "claude").exists():
+        pytest.skip("claude is not installed (set SKILLSD_AGENTS_BIN)")
+    shown = [(name, text) for name, text in _claude_shows(fixture) if name in NAMES]
+    env = {k: v for k, v in _env(fixture["home"]).items() if k != "PATH"}
+    plan = compute_roots(str(fixture["project"]), home=str(fixture["home"]), env=env)
+    ours = [s for s in build_catalog(plan).seen_by("claude-code") if s.name in NAMES]
+    assert sorted(shown) == sorted((s.name, s.description) for s in ours)
+    assert ("dup", "The dup skill, the user's.") in shown
 
 
 @pytest.mark.parametrize(

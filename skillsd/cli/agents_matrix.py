@@ -1,10 +1,11 @@
 """``skillsd doctor --agents``: which coding agent finds which skill (docs/agents.md).
 
 A matrix of every listed skill against every agent of
-:data:`skillsd.core.agent_folders.AGENT_RULES`: ``yes`` when the agent uses it, ``hid`` when the
-agent finds it but keeps another skill of that name (its own precedence), ``-`` when it does
-not look there; then the skills some agent misses, each with the folders that agent reads, and
-copies of one skill that have drifted apart.
+:data:`skillsd.core.agent_folders.AGENT_RULES`: ``yes`` when the agent shows it to its model,
+``hid`` when the agent loads it but shows its model another skill of that name (its own
+precedence), ``-`` when it does not look there; then the skills some agent misses, each with
+the folders that agent reads, the skills an agent loads but does not show, and copies of one
+skill that have drifted apart.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.skill_copies import drift
 from skillsd.core.state import StateStore, default_state_path
-from skillsd_protocol import Scope
+from skillsd_protocol import Scope, SkillMetadata
 
 __all__ = ["AgentsMatrix", "agents_matrix", "drift_lines", "print_agents", "render_matrix"]
 
@@ -41,8 +42,10 @@ class MatrixRow(_Out, kw_only=True):
     agents: list[str]
     #: The agents that will not find this skill.
     missed_by: list[str]
-    #: The agents that find it but use another skill of its name.
+    #: The agents that load it but show their model another skill of its name.
     hidden_for: list[str] = msgspec.field(default_factory=list)
+    #: Agent (of ``hidden_for``) -> the path of the skill its model is shown instead.
+    shown_instead: dict[str, str] = msgspec.field(default_factory=dict)
     copy_of: str | None = None
 
 
@@ -69,30 +72,36 @@ def _folders(rules: AgentRules) -> list[str]:
 def agents_matrix(catalog: Catalog) -> AgentsMatrix:
     """Rows in catalog order. The columns: every agent with real adoption, and a secondary one
     only when it finds something here."""
-    seen = {rules.name: {s.id for s in catalog.seen_by(rules.name)} for rules in AGENT_RULES}
-    shown = [
+    views = {rules.name: catalog.seen_by(rules.name) for rules in AGENT_RULES}
+    seen = {agent: {s.id for s in view} for agent, view in views.items()}
+    columns = [
         rules
         for rules in AGENT_RULES
         if not rules.secondary or any(rules.name in s.agents for s in catalog.skills)
     ]
-    names = [rules.name for rules in shown]
-    rows = [
-        MatrixRow(
-            id=s.id,
-            name=s.name,
-            path=s.path,
-            scope=s.scope,
-            agents=list(s.agents),
-            missed_by=[a for a in names if a not in s.agents],
-            hidden_for=[a for a in s.agents if a in seen and s.id not in seen[a]],
-            copy_of=s.copy_of,
+    names = [rules.name for rules in columns]
+    rows = []
+    for s in catalog.skills:
+        instead = {
+            a: _shown_instead(views[a], s) for a in s.agents if a in seen and s.id not in seen[a]
+        }
+        rows.append(
+            MatrixRow(
+                id=s.id,
+                name=s.name,
+                path=s.path,
+                scope=s.scope,
+                agents=list(s.agents),
+                missed_by=[a for a in names if a not in s.agents],
+                hidden_for=list(instead),
+                shown_instead=instead,
+                copy_of=s.copy_of,
+            )
         )
-        for s in catalog.skills
-    ]
     return AgentsMatrix(
         agents=names,
         skills=rows,
-        folders={rules.name: _folders(rules) for rules in shown},
+        folders={rules.name: _folders(rules) for rules in columns},
         drift=drift_lines(catalog),
     )
 
@@ -131,7 +140,9 @@ def render_matrix(matrix: AgentsMatrix) -> str:
         )
         lines.append(f"{name:<{width}}  {row.scope:<6}  {cells}".rstrip())
     lines.append("")
-    lines.append("yes: the agent uses it; hid: it finds it but uses another of that name")
+    lines.append(
+        "yes: the agent shows it to its model; hid: it loads it but shows another of that name"
+    )
     missed = [r for r in matrix.skills if r.missed_by]
     if not missed:
         lines.append(f"every agent ({', '.join(matrix.agents)}) finds every skill")
@@ -140,6 +151,11 @@ def render_matrix(matrix: AgentsMatrix) -> str:
         for row in missed:
             who = ", ".join(row.missed_by)
             lines.append(escape_controls(f"  {row.name}: not found by {who}  ({row.path})"))
+    hidden = [r for r in matrix.skills if r.hidden_for]
+    if hidden:
+        lines.append("")
+        lines.append("loaded but not shown to the model:")
+        lines.extend(_hidden_lines(hidden))
     if matrix.drift:
         lines.append("")
         lines.append("same name, different files:")
@@ -149,6 +165,27 @@ def render_matrix(matrix: AgentsMatrix) -> str:
     for agent in matrix.agents:
         lines.append(f"  {agent}: {', '.join(matrix.folders[agent])}")
     return "\n".join(lines)
+
+
+def _shown_instead(view: list[SkillMetadata], hidden: SkillMetadata) -> str:
+    """The path of the skill of ``hidden``'s name in an agent's ``view`` (a plugin's skills go
+    by their qualified name)."""
+    key = hidden.qualified_name or hidden.name
+    return next((s.path for s in view if (s.qualified_name or s.name) == key), "")
+
+
+def _hidden_lines(rows: list[MatrixRow]) -> list[str]:
+    """One line per hidden skill and skill shown instead, naming the agents."""
+    lines = []
+    for row in rows:
+        by_shown: dict[str, list[str]] = {}
+        for agent, path in row.shown_instead.items():
+            by_shown.setdefault(path, []).append(agent)
+        for path, agents in by_shown.items():
+            verbs = "loads it but shows" if len(agents) == 1 else "load it but show"
+            line = f"  {row.name}: {', '.join(agents)} {verbs} {path}  ({row.path})"
+            lines.append(escape_controls(line))
+    return lines
 
 
 def _cell(row: MatrixRow, agent: str) -> str:

@@ -3,8 +3,8 @@
 Each row is one agent: its project folders (and whether it reads them in every directory from
 the repository root down to the working directory, or in the working directory only), its user
 folders, its managed/system folders, the environment variables that name more folders, and what
-it does when two skills share a name. The comment above each row names its source; rows resting
-only on another installer's list say "cross-check only".
+its model is shown when two skills share a name. The comment above each row names its source;
+rows resting only on another installer's list say "cross-check only".
 
 Everything else is derived from the table: the default roots skillsd scans
 (:data:`SKILL_FOLDERS`, used by :func:`skillsd.core.discovery.compute_roots`), every skill's
@@ -56,9 +56,10 @@ class AgentRules:
     which directories: ``"chain"`` every one from the repository root down to the working
     directory, ``"cwd"`` the working directory only. ``user`` folders start with ``~`` or one
     of :data:`HOME_VARIABLES`; ``system`` folders are absolute (managed, admin). ``env_lists``
-    are variables holding more folders, with their separator. ``clash`` is what the agent does
-    with two skills of one name: ``"first"`` keeps the one of highest precedence (project
-    before user unless ``user_first``), ``"all"`` keeps both (or it is not known).
+    are variables holding more folders, with their separator. ``clash`` is what the agent's
+    model is shown of two skills of one name (the agent may still load both): ``"first"`` the
+    one of highest precedence (project before user unless ``user_first``), ``"all"`` both (or
+    it is not known).
     """
 
     name: str
@@ -83,8 +84,9 @@ AGENT_RULES: tuple[AgentRules, ...] = (
     # Claude Code docs (skills, settings, managed-settings, claude-directory): .claude/skills in
     # the cwd and every parent up to the repository root; ~/.claude moves with
     # CLAUDE_CONFIG_DIR; managed /etc/claude-code/.claude/skills. The docs rank enterprise >
-    # personal > project for a name, but Claude Code 2.1.197 lists both skills of one name
-    # (its start-up event, tests/test_real_agents.py): both are kept.
+    # personal > project for a name, and the Skill tool listing Claude Code 2.1.328 sends its
+    # model holds the personal skill only (its request, tests/test_real_agents.py; 2.1.197
+    # listed both).
     AgentRules(
         "claude-code",
         "Claude Code",
@@ -92,6 +94,7 @@ AGENT_RULES: tuple[AgentRules, ...] = (
         walk="chain",
         user=("$CLAUDE_CONFIG_DIR/skills",),
         system=("/etc/claude-code/.claude/skills",),
+        clash="first",
         user_first=True,
         own=".claude",
     ),

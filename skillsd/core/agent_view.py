@@ -1,8 +1,10 @@
-"""One agent's view of a catalog: only the skills that agent discovers here, a name clash decided
-the way that agent decides it (docs/agents.md). Pure: the folders come from the plan.
+"""One agent's view of a catalog: what that agent's model is shown here, not everything it
+loads. Only the skills the agent discovers, and of two skills of one name the one its model is
+shown (docs/agents.md). Pure: the folders come from the plan.
 
 ``skills.list {agent}`` and ``skills.prompt {agent}`` use it, so a frontend can show "what Claude
-Code will see here"; ``skillsd doctor --agents`` prints every agent's column.
+Code will see here"; ``skillsd doctor --agents`` prints every agent's column, and where an agent
+loads a skill its model is not shown.
 """
 
 from __future__ import annotations
@@ -46,8 +48,8 @@ def agent_precedence(
 def agent_view(
     skills: Iterable[SkillMetadata], rules: AgentRules, precedence: Sequence[str]
 ) -> list[SkillMetadata]:
-    """The skills ``rules``'s agent discovers, in catalog order, each name kept once where the
-    agent keeps one (the skill of its highest-precedence folder)."""
+    """The skills ``rules``'s agent shows its model, in catalog order: each name once where the
+    agent shows one (the skill of its highest-precedence folder)."""
     visible = [s for s in skills if rules.name in s.agents]
     if rules.clash == "all":
         return visible

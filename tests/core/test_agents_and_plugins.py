@@ -54,8 +54,9 @@ def test_each_agent_sees_its_folders_and_decides_a_clash_its_way(place: dict[str
     skill(home / ".agents/skills", "lint", "My own lint.")
     skill(project / ".gemini/skills", "only-gemini")
     cat = catalog(place)
-    # Claude Code lists both skills of one name; it does not read .agents/skills at all.
-    assert names(cat.seen_by("claude-code")) == [("deploy", "repo"), ("deploy", "user")]
+    # Claude Code shows its model one skill of a name, the personal one; it does not read
+    # .agents/skills at all.
+    assert names(cat.seen_by("claude-code")) == [("deploy", "user")]
     # opencode keeps one: the project's.
     assert [s.scope for s in cat.seen_by("opencode") if s.name == "deploy"] == ["repo"]
     # Codex lists same-named skills from every scope.
