@@ -68,9 +68,9 @@ with another skill's name.
 | agent | installed plugins | enabled when |
 |---|---|---|
 | Claude Code | `$CLAUDE_CONFIG_DIR/plugins/installed_plugins.json` (each plugin's \
-`installPath`) | `enabledPlugins` in the user's `settings.json`, overridden by the project's \
-`.claude/settings.json` and `.claude/settings.local.json`; unset: the manifest's \
-`defaultEnabled` |
+`installPath`) | `enabledPlugins` in the user's `settings.json`; unset: the manifest's \
+`defaultEnabled`. The project's `.claude/settings.json` and `.claude/settings.local.json` may \
+disable it, and enable it only in a trusted repository (below) |
 | Codex | `$CODEX_HOME/plugins/cache/<marketplace>/<plugin>/<version>/` (the last \
 version) | `[plugins."<plugin>@<marketplace>"] enabled = true` in `$CODEX_HOME/config.toml` |
 | Copilot CLI | `$COPILOT_HOME/installed-plugins/<marketplace>/<plugin>/` | \
@@ -79,9 +79,23 @@ installed |
 installed |
 | Agent Plugins 1.0 (Goose) | `~/.agents/plugins/<plugin>/` | installed |
 
+A repository only tightens plugins. Claude Code itself lets a project's `enabledPlugins` turn a
+plugin on for that project; skillsd is stricter, since a plugin's skills bring their
+`allowed-tools` grants with them. A project's settings may disable any plugin. A plugin that
+only the project's settings enable (the user's own settings leave it off, or say nothing and its
+manifest has no `defaultEnabled`) is loaded only once the repository is trusted (workspace
+trust, [permissions.md](permissions.md)); until then the catalog's `diagnostics[]` hold a
+`plugin.needs_trust` warning naming the settings file and the plugin. Once loaded, its skills'
+grants count only while the repository is trusted, as a repo skill's do: revoking trust
+withholds them at once, and the plugin leaves the catalog at the next request.
+
 A plugin's skills are in its `skills/` folder and in the `./` paths its manifest's `skills`
-names (a path leaving the plugin is ignored); a plugin holding only a root `SKILL.md` is one
-skill. Manifests are read where each agent reads them: `.claude-plugin/plugin.json`;
+names; a plugin holding only a root `SKILL.md` is one skill. Nothing outside the plugin's folder
+is read: a manifest path leaving it, or a `skills/` folder, a folder below it or a `SKILL.md`
+that is a symbolic link leading out of it, is left out with a `plugin.outside` warning naming
+it. A registry, settings file or manifest that is there but not usable (malformed, nested deeper
+than 256 levels, over 1 MiB, not a regular file) is ignored with a `plugin.unreadable` warning
+naming it. Manifests are read where each agent reads them: `.claude-plugin/plugin.json`;
 `.codex-plugin/plugin.json` then `.claude-plugin/plugin.json`; `.plugin/plugin.json`,
 `plugin.json`, `.github/plugin/plugin.json`, `.claude-plugin/plugin.json`;
 `gemini-extension.json`; `.goose-plugin/plugin.json`, `.plugin/plugin.json`, `plugin.json`.

@@ -208,9 +208,9 @@ def local_view(
     plan = compute_roots(
         cwd, config, home=home, env=env, client_extra_roots=extra_roots, repo_root=repo_root
     )
-    catalog = build_catalog(plan, config, disabled=disabled)
     # The merged config's [trust] is the user's: layering drops a project's.
-    trust = resolve_trust(catalog.root, trust_decisions or {}, config.trust, home=home)
+    trust = resolve_trust(plan.repo_root, trust_decisions or {}, config.trust, home=home)
+    catalog = build_catalog(plan, config, disabled=disabled, trusted=trust.trusted)
     return OperationView(catalog, trust=trust)
 
 

@@ -203,7 +203,10 @@ def diagnose(
     if state.problem is not None:
         errors.append(state.problem)
     plan = compute_roots(cwd, config, home=home, env=env, client_extra_roots=extra_roots)
-    catalog = build_catalog(plan, config, disabled=state.disabled())
+    data = state.read()
+    # The merged config's [trust] is the user's own: layering drops a project's.
+    trust = resolve_trust(plan.repo_root, data.trust, config.trust, home=home)
+    catalog = build_catalog(plan, config, disabled=state.disabled(), trusted=trust.trusted)
 
     for diag in catalog.diagnostics:
         (errors if diag.severity == "error" else warnings).append(diag)
@@ -226,9 +229,6 @@ def diagnose(
     agent_errors += check_references(agents, lambda name: catalog.resolve(name=name))
     errors.extend(_agent_problem(e) for e in agent_errors)
 
-    data = state.read()
-    # The merged config's [trust] is the user's own: layering drops a project's.
-    trust = resolve_trust(catalog.root, data.trust, config.trust, home=home)
     policy = config.policy
     allow = [*policy.allow, *(policy.project_allow if trust.trusted else ())]
     withheld = []

@@ -206,13 +206,14 @@ class Catalog:
 
     def grants_need_trust(self, skill: SkillMetadata) -> bool:
         """Whether ``skill``'s ``allowed-tools`` count only while the repository is trusted: it
-        is a repo-scope skill, or it comes from a root only the project config named
-        (docs/permissions.md)."""
+        is a repo-scope skill, or it comes from a root only the project named (a project
+        config's ``roots.extra``, a plugin only the project's agent settings enable;
+        docs/permissions.md)."""
         if skill.scope == "repo":
             return True
-        return skill.scope == "extra" and any(
-            r.from_project and r.path == skill.root for r in self.plan.roots
-        )
+        plan = self.plan
+        roots = {"extra": plan.roots, "plugin": plan.plugin_roots}.get(skill.scope, ())
+        return any(r.from_project and r.path == skill.root for r in roots)
 
     # -- enabled state ------------------------------------------------------------------------
 

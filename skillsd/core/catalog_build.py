@@ -340,6 +340,7 @@ def build_catalog(
     *,
     disabled: Collection[str] = frozenset(),
     previous: Catalog | None = None,
+    trusted: bool = False,
 ) -> Catalog:
     """Scan ``plan``'s roots and build the catalog.
 
@@ -348,17 +349,19 @@ def build_catalog(
     (``stats.parsed``). The generation is 1 for a first build, else the previous one, plus 1 when
     skills, errors or diagnostics differ. ``disabled`` holds ids or skill dir/``SKILL.md`` paths.
     Pass the base catalog as ``previous``, not a :meth:`Catalog.with_overrides` view.
+    ``trusted`` is the workspace trust of the plan's repository root: a plugin only the
+    repository's settings enable is read only then.
     """
     # Without reusable parses every SKILL.md is opened and fstat'ed anyway: no stat in the scan.
     reusable = previous is not None and previous.mode == config.validation
-    plan = _with_plugins(plan)
+    plan, plugin_problems = _with_plugins(plan, trusted)
     with _gc_paused():
         result = scan_plan(plan, config, stat_files=reusable)
         return _assemble(
             plan,
             config,
             result.skills,
-            [*result.diagnostics, *_config_warnings(config)],
+            [*plugin_problems, *result.diagnostics, *_config_warnings(config)],
             result.missing_roots,
             result.dirs_scanned,
             frozenset(disabled),
@@ -485,20 +488,38 @@ def _owning_skill(path: str, catalog: Catalog) -> FoundSkill | None:
         current = parent
 
 
-def _with_plugins(plan: RootPlan) -> RootPlan:
+def _with_plugins(plan: RootPlan, trusted: bool) -> tuple[RootPlan, list[Diagnostic]]:
     """``plan`` with the skills folders of the agents' enabled plugins as they are now (read at
-    every full build: a plugin enabled or removed shows at the next one)."""
+    every full build: a plugin enabled or removed shows at the next one), and the problems of
+    the files read to find them."""
     if not plan.home:
-        return plan
-    found = plugin_skill_folders(home=plan.home, env=dict(plan.env), repo_root=plan.repo_root)
-    roots = tuple(
-        Root(f.path, "plugin", 0, (f.plugin.agent,), plugin=f.plugin, namespaced=f.namespaced)
-        for f in found
+        return (plan if plan.trusted == trusted else replace(plan, trusted=trusted)), []
+    found = plugin_skill_folders(
+        home=plan.home, env=dict(plan.env), repo_root=plan.repo_root, trusted=trusted
     )
-    return plan if roots == plan.plugin_roots else replace(plan, plugin_roots=roots)
+    roots = tuple(
+        Root(
+            f.path,
+            "plugin",
+            0,
+            (f.plugin.agent,),
+            from_project=f.from_project,
+            plugin=f.plugin,
+            namespaced=f.namespaced,
+            within=f.within,
+        )
+        for f in found.folders
+    )
+    if roots != plan.plugin_roots or trusted != plan.trusted:
+        plan = replace(plan, plugin_roots=roots, trusted=trusted)
+    return plan, found.diagnostics
 
 
 def _full_rebuild(previous: Catalog) -> Catalog:
     return build_catalog(
-        previous.plan, previous.config, disabled=previous.disabled, previous=previous
+        previous.plan,
+        previous.config,
+        disabled=previous.disabled,
+        previous=previous,
+        trusted=previous.plan.trusted,
     )

@@ -36,6 +36,7 @@ from skillsd.core.agent_folders import (
 )
 from skillsd.core.config import DEFAULT_CONFIG, Config
 from skillsd.core.file_version import StatKey
+from skillsd.core.fs_boundary import inside
 from skillsd.core.host_fields import OPENAI_YAML, OPENAI_YAML_DIR
 from skillsd.core.skillfile import SKILL_FILE
 from skillsd.core.tree_walk import TreeWalk
@@ -85,13 +86,16 @@ class Root:
     scope: Scope
     distance: int = 0
     agents: tuple[str, ...] = ()
-    #: Only a project config's ``roots.extra`` named it: its skills' grants need the repository
-    #: to be trusted, as repo-scope skills' do (docs/permissions.md).
+    #: Only the project named it (a project config's ``roots.extra``, a plugin only the
+    #: project's agent settings enable): its skills' grants need the repository to be trusted,
+    #: as repo-scope skills' do (docs/permissions.md).
     from_project: bool = False
     #: The enabled plugin this folder belongs to (scope ``plugin``).
     plugin: PluginInfo | None = None
     #: Its skills are named ``plugin:skill`` (not so for Gemini CLI's extensions).
     namespaced: bool = False
+    #: A real folder the scan stays in (a plugin's): a folder leading out of it is not read.
+    within: str | None = None
 
     @property
     def order_key(self) -> tuple[int, int, str]:
@@ -115,6 +119,9 @@ class RootPlan:
     env: tuple[tuple[str, str], ...] = ()
     #: The skills folders of the agents' enabled plugins, found when the catalog is built.
     plugin_roots: tuple[Root, ...] = ()
+    #: The repository root was trusted when ``plugin_roots`` were found (a plugin only the
+    #: project's settings enable is read only then).
+    trusted: bool = False
 
     @property
     def all_roots(self) -> tuple[Root, ...]:
@@ -469,6 +476,14 @@ def find_skill_file(
     return None
 
 
+def _outside(path: str, within: str) -> Diagnostic:
+    return _diag(
+        "plugin.outside",
+        f"{path}: a symbolic link leading outside the plugin's folder {within}; not read",
+        path,
+    )
+
+
 def _scan_root(
     root: Root,
     real_root: str,
@@ -490,8 +505,22 @@ def _scan_root(
         root_entries=entries,
         real_root=real_root,
     )
+    within = root.within
     for directory in walk:
+        if within is not None and not inside(within, directory.real):
+            directory.descend = False
+            diagnostics.append(_outside(directory.path, within))
+            continue
         md = find_skill_file(directory.entries, diagnostics)
+        if (
+            md is not None
+            and within is not None
+            and md.is_symlink()
+            and not inside(within, os.path.realpath(md.path))
+        ):
+            directory.descend = False
+            diagnostics.append(_outside(md.path, within))
+            continue
         if md is not None:
             directory.descend = False  # a skill directory is never descended into
             skill = skill_from_listing(

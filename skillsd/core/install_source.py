@@ -16,7 +16,6 @@ real collections use, without flags:
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 from skillsd.core.agent_folders import SKILL_FOLDERS
 from skillsd.core.bounded_read import read_regular_file
+from skillsd.core.fs_boundary import decode_json
 from skillsd.core.lock_file import is_installable_name
 from skillsd.core.skillfile import SKILL_FILE, read_skill_file
 
@@ -229,7 +229,10 @@ def _inside(tree: str, path: str) -> bool:
     return real == real_tree or real.startswith(real_tree + os.sep)
 
 
-def _read_json(path: str) -> object:
+def _read_json(tree: str, path: str) -> object:
+    """A manifest's JSON; None when there is none. One that is there but is not usable JSON
+    (nested past the limit included) is a :class:`SourceError` naming it within ``tree``:
+    guessing past a broken manifest could install what it does not list."""
     try:
         read = read_regular_file(path, _MANIFEST_BYTES)
     except (OSError, ValueError):
@@ -237,9 +240,10 @@ def _read_json(path: str) -> object:
     if read.over_cap:
         return None
     try:
-        return json.loads(read.data)
-    except ValueError:
-        return None
+        return decode_json(read.data)
+    except ValueError as exc:
+        shown = os.path.relpath(path, tree).replace(os.sep, "/")
+        raise SourceError(f"{shown}: not usable JSON ({exc})") from None
 
 
 def _manifest_paths(value: object) -> list[str]:
@@ -263,10 +267,10 @@ def _plugin_skills(tree: str, plugin_root: str, skills_field: object) -> list[st
 
 def _marketplace_skills(tree: str, base: str) -> list[str]:
     found: list[str] = []
-    plugin_json = _read_json(os.path.join(base, ".claude-plugin", "plugin.json"))
+    plugin_json = _read_json(tree, os.path.join(base, ".claude-plugin", "plugin.json"))
     if isinstance(plugin_json, dict):
         found.extend(_plugin_skills(tree, base, plugin_json.get("skills")))
-    market = _read_json(os.path.join(base, ".claude-plugin", "marketplace.json"))
+    market = _read_json(tree, os.path.join(base, ".claude-plugin", "marketplace.json"))
     if not isinstance(market, dict) or not isinstance(market.get("plugins"), list):
         return found
     metadata = market.get("metadata")

@@ -33,6 +33,7 @@ from skillsd.core.discovery import RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.search import SearchIndex
 from skillsd.core.suggest import SuggestIndex
+from skillsd.core.trust import resolve_trust
 from skillsd.core.watch_plan import WatchPlan, changed_since, watch_plan
 from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
@@ -98,6 +99,8 @@ class CachedCatalog:
     semantic_index: tuple[Catalog, Any] | None = None
     #: What is watched, and which event paths concern the catalog.
     watched: WatchPlan | None = None
+    #: The workspace trust of the plan's repository root at the last request.
+    trusted: bool = False
 
     def watch_info(self) -> WatchInfo:
         return WatchInfo(mode=self.mode, roots=list(self.watch_roots), reason=self.reason)
@@ -121,11 +124,13 @@ class CatalogCache:
         home: str,
         watch: bool = True,
         disabled: Callable[[], frozenset[str]] = frozenset,
+        trust_decisions: Callable[[], Mapping[str, bool]] = dict,
     ) -> None:
         self._env = env
         self._home = home
         self._watch = WatchService(on_overflow=self.on_overflow) if watch else None
         self._disabled = disabled
+        self._trust_decisions = trust_decisions
         #: Least recently used first.
         self._entries: OrderedDict[CacheKey, CachedCatalog] = OrderedDict()
         self.configs = ConfigSource(env)
@@ -211,6 +216,11 @@ class CatalogCache:
             # The user's enable flags changed (this daemon, another one, or a hand edit of the
             # state file): re-derive them; refresh_catalog with no paths rescans nothing.
             entry.dirty = True
+        trusted = self._trusted(entry)
+        if entry.catalog is not None and entry.catalog.plan.trusted != trusted:
+            # The repository's trust changed: the plugins only its settings enable come or go.
+            entry.pending, entry.dirty = None, True
+        entry.trusted = trusted
         if entry.catalog is not None and entry.mode == "watching" and not entry.dirty:
             return entry.catalog, entry
         return await self._update(entry, progress), entry
@@ -292,7 +302,15 @@ class CatalogCache:
             previous = previous.with_disabled(disabled)
         if previous is not None and entry.mode == "watching" and pending is not None:
             return refresh_catalog(previous, pending)
-        return build_catalog(entry.plan, entry.key[2], disabled=disabled, previous=previous)
+        return build_catalog(
+            entry.plan, entry.key[2], disabled=disabled, previous=previous, trusted=entry.trusted
+        )
+
+    def _trusted(self, entry: CachedCatalog) -> bool:
+        # The merged config's [trust] is the user's own: layering drops a project's.
+        config = entry.key[2].trust
+        root = entry.plan.repo_root
+        return resolve_trust(root, self._trust_decisions(), config, home=self._home).trusted
 
     def _rewatch_soon(self, entry: CachedCatalog) -> None:
         """Set the watches of the entry's current catalog up in the background."""

@@ -83,7 +83,13 @@ class Services:
         env = os.environ if env is None else env
         home = os.path.expanduser("~")
         state = StateStore(state_path or default_state_path())
-        catalogs = CatalogCache(env=env, home=home, watch=watch, disabled=state.disabled)
+        catalogs = CatalogCache(
+            env=env,
+            home=home,
+            watch=watch,
+            disabled=state.disabled,
+            trust_decisions=state.trust_decisions,
+        )
         return cls(
             cwd=os.getcwd() if cwd is None else cwd,
             catalogs=catalogs,
