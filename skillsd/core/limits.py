@@ -145,3 +145,19 @@ INSTALL_MAX_ARCHIVE_BYTES = 200 * 1024 * 1024
 INSTALL_MAX_ARCHIVE_ENTRIES = 20_000
 #: How long one git command or download may take before the install gives up.
 INSTALL_FETCH_SECONDS = 300.0
+#: How long a download may wait for the server to send anything (the whole download still has
+#: ``INSTALL_FETCH_SECONDS``: a server sending a byte now and then cannot hold it longer).
+INSTALL_FETCH_IDLE_SECONDS = 60.0
+#: Archives are measured before they are read. A tar header extension (a GNU long name or link
+#: name, a set of pax records) larger than this is refused before it is read: tarfile reads one
+#: whole, whatever size it declares.
+INSTALL_MAX_TAR_HEADER_BYTES = 64 * 1024
+#: What all of a tar's header extensions may hold together (tarfile keeps every member's name and
+#: pax records in memory), and how many one member may have in a row.
+INSTALL_MAX_TAR_HEADERS_BYTES = 4 * 1024 * 1024
+INSTALL_MAX_TAR_HEADER_CHAIN = 8
+#: Records a tar's global pax headers may hold: tarfile copies them into every member.
+INSTALL_MAX_TAR_GLOBAL_RECORDS = 32
+#: A zip's central directory may average this many bytes per allowed entry (names, extra fields
+#: and comments included); a larger one is refused before ``zipfile`` reads it.
+INSTALL_ZIP_DIRECTORY_BYTES_PER_ENTRY = 1024
