@@ -10,7 +10,6 @@ won instead. Exit 1 when a skill's precision or recall is under ``--min``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -22,9 +21,10 @@ from skillsd.cli.catalog import catalog_view, emit_json, failing, one_line, sema
 from skillsd.core import limits
 from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.fs_boundary import decode_json
 from skillsd.core.suggest import SuggestIndex
 from skillsd_protocol import SkillMetadata
-from skillsd_protocol.messages import SuggestParams
+from skillsd_protocol.messages import MAX_QUERY_CHARS, SuggestParams
 
 __all__ = ["TRIGGERS_FILE", "register"]
 
@@ -77,7 +77,7 @@ def _cases(skill: SkillMetadata) -> list[tuple[str, bool]] | None:
         read = read_regular_file(path, limits.MAX_CONFIG_FILE_BYTES)
         if read.over_cap:
             raise ValueError(f"larger than {limits.MAX_CONFIG_FILE_BYTES} bytes")
-        data = json.loads(read.data)
+        data = decode_json(read.data)  # nesting bounded: never a RecursionError
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -94,6 +94,12 @@ def _cases(skill: SkillMetadata) -> list[tuple[str, bool]] | None:
         if not isinstance(query, str) or not query.strip() or not isinstance(should, bool):
             raise SkillsdError(
                 f"{path}: entry {n} needs a non-empty `query` and a boolean `should_trigger`",
+                InvalidParamsData(field="paths"),
+            )
+        if len(query) > MAX_QUERY_CHARS:
+            # As skills.suggest refuses it: ranking a query costs memory in its length.
+            raise SkillsdError(
+                f"{path}: entry {n}: `query` is longer than {MAX_QUERY_CHARS} characters",
                 InvalidParamsData(field="paths"),
             )
         cases.append((query, should))

@@ -7,9 +7,8 @@ renders them. The rules:
 - the budget is ``tokens``, or ``percent`` (default 2) of ``contextWindow`` (as Codex sizes its
   skill list); a token is estimated as 4 UTF-8 bytes, rounded up;
 - a skill with ``paths`` globs (docs/conformance.md) is shown only while one of them matches an
-active file,
-  when active files are given; globs follow gitignore semantics (the ``pathspec`` library),
-  relative to the repository root;
+  active file, when active files are given; globs follow gitignore semantics, relative to the
+  repository root (:mod:`skillsd.core.path_globs`, which matches without backtracking);
 - skills are considered in priority order: those whose ``paths`` matched first, then by
   relevance to ``query`` (the search ranking), then the rest in catalog order; each
   keeps its full description while it fits, then its name alone, then it is omitted;
@@ -25,8 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import pathspec
-
+from skillsd.core.path_globs import compile_globs, globs_match, split_path
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import PromptBudget
 
@@ -76,28 +74,29 @@ def paths_match_reason(
 ) -> Callable[[SkillMetadata], str | None]:
     """For a skill, which of its ``paths`` globs matches which active file (``"**/*.sql
     matches db/report.sql"``), or None when none does."""
-    files = [rel for f in active_files if (rel := _relative(f, repo_root)) is not None]
+    # Each file is split once; the globs, compiled once per distinct set (copies share one).
+    files = [
+        (rel, split_path(rel)) for f in active_files if (rel := _relative(f, repo_root)) is not None
+    ]
     cache: dict[tuple[str, ...], str | None] = {}
 
     def reason(skill: SkillMetadata) -> str | None:
-        globs = tuple(skill.host.paths or ()) if skill.host is not None else ()
-        if not globs:
+        texts = tuple(skill.host.paths or ()) if skill.host is not None else ()
+        if not texts:
             return None
-        if globs not in cache:
-            spec = pathspec.GitIgnoreSpec.from_lines(globs)
-            hit = next((f for f in files if spec.match_file(f)), None)
-            cache[globs] = None if hit is None else f"{_glob_for(globs, hit)} matches {hit}"
-        return cache[globs]
+        if texts not in cache:
+            globs = compile_globs(texts)
+            hit = next((f for f in files if globs_match(globs, f[1])), None)
+            cache[texts] = None if hit is None else f"{_glob_for(texts, hit[1])} matches {hit[0]}"
+        return cache[texts]
 
     return reason
 
 
-def _glob_for(globs: tuple[str, ...], file: str) -> str:
-    """The first of ``globs`` that matches ``file`` alone (a negated glob may be needed for
-    the whole set, so the set's answer is the one that counts)."""
-    return next(
-        (g for g in globs if pathspec.GitIgnoreSpec.from_lines([g]).match_file(file)), globs[0]
-    )
+def _glob_for(texts: tuple[str, ...], names: tuple[str, ...]) -> str:
+    """The first of the globs ``texts`` that matches the file alone (a negated glob may be
+    needed for the whole set, so the set's answer is the one that counts)."""
+    return next((t for t in texts if globs_match(compile_globs([t]), names)), texts[0])
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,17 +20,21 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.search import parse_tags, stem, tokenize
 from skillsd_protocol import SkillMetadata
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "MAX_ACTIVE_FILES",
+    "MAX_ACTIVE_FILE_BYTES",
     "NAMED_SCORE",
     "PATHS_BONUS",
     "SEMANTIC_FLOOR",
     "SEMANTIC_WEIGHT",
     "Scored",
     "SuggestIndex",
+    "check_active_files",
     "request_stems",
 ]
 
@@ -41,6 +45,10 @@ DEFAULT_THRESHOLD = 0.4
 NAMED_SCORE = 0.9
 #: What a ``paths`` match with an active file adds.
 PATHS_BONUS = 0.15
+#: ``activeFiles`` bounds: each file is matched against every skill's ``paths`` globs, so these
+#: bound what one request can cost.
+MAX_ACTIVE_FILES = 1000
+MAX_ACTIVE_FILE_BYTES = 4096
 #: The optional semantic stage (``skillsd[semantic]``): a cosine similarity over
 #: :data:`SEMANTIC_FLOOR` adds :data:`SEMANTIC_WEIGHT` times the excess to the score. Chosen on
 #: bench/suggest_set.json: it lifts paraphrased and indirect requests without activating
@@ -72,6 +80,27 @@ def request_stems(text: str) -> list[str]:
         if word not in _FILLER and len(word) > 1:
             seen.setdefault(word, None)
     return list(seen)
+
+
+def check_active_files(files: Sequence[str] | None) -> None:
+    """Refuse ``activeFiles`` of more than :data:`MAX_ACTIVE_FILES` entries, or with an entry
+    longer than :data:`MAX_ACTIVE_FILE_BYTES` in UTF-8 (a bad ``activeFiles`` param)."""
+    if files is None:
+        return
+    if len(files) > MAX_ACTIVE_FILES:
+        raise SkillsdError(
+            f"`activeFiles` holds {len(files)} entries; at most {MAX_ACTIVE_FILES} are allowed",
+            InvalidParamsData(field="activeFiles"),
+        )
+    for n, file in enumerate(files):
+        # At most 4 UTF-8 bytes a character: only a long entry needs encoding.
+        if len(file) * 4 > MAX_ACTIVE_FILE_BYTES and (
+            len(file.encode("utf-8", "surrogatepass")) > MAX_ACTIVE_FILE_BYTES
+        ):
+            raise SkillsdError(
+                f"`activeFiles[{n}]` is longer than {MAX_ACTIVE_FILE_BYTES} bytes",
+                InvalidParamsData(field="activeFiles"),
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.model_tools import decode_tool_call
 from skillsd.core.permissions import Check, Rule, RuleError, parse_rule, remember_rule
 from skillsd.core.sessions import Session
+from skillsd.core.suggest import check_active_files
 from skillsd.runtime.catalog_cache import Listener, Progress
 from skillsd.runtime.services import Services, View
 from skillsd_protocol import SkillMetadata
@@ -199,11 +200,14 @@ async def search(svc: Services, params: SearchParams, caller: Caller = _NOBODY) 
 
 
 async def suggest(svc: Services, params: SuggestParams, caller: Caller = _NOBODY) -> SuggestResult:
-    """``skills.suggest``: the skills that fit the user's request."""
+    """``skills.suggest``: the skills that fit the user's request, ranked off the loop (matching
+    ``activeFiles`` against every skill's ``paths`` is CPU work a client chooses the size of)
+    under the file operations' time limit."""
+    check_active_files(params.active_files)
     view = await _view(svc, caller, params.cwd, params.session_id)
     index = await svc.suggest_index(view)
     similarity = await svc.similarity(view, params.prompt)
-    return ops.suggest(view.seen, index, params, similarity)
+    return await svc.file_ops.run(ops.suggest, view.seen, index, params, similarity)
 
 
 async def load(svc: Services, params: LoadParams, caller: Caller = _NOBODY) -> LoadResult:
