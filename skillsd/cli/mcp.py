@@ -31,8 +31,9 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--token-file",
         metavar="FILE",
-        help="over HTTP: the bearer token clients must send, read from FILE (default: "
-        "$SKILLSD_MCP_TOKEN, else a new token written to the runtime directory)",
+        help="over HTTP: the bearer token clients must send, read from FILE (yours alone: "
+        "mode 0600; at least 32 characters; default: $SKILLSD_MCP_TOKEN, else a new token "
+        "written to the runtime directory)",
     )
     p.add_argument(
         "--no-auth",

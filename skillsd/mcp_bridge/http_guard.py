@@ -3,26 +3,31 @@
 
 The guard is plain ASGI around the SDK's streamable-HTTP app (which itself refuses request
 bodies over its size limit with 413 and caps and expires sessions). Decisions here are made from
-the request line and headers alone, before a body is read. The token's life cycle is in
-``docs/security.md``.
+the request line and headers alone, before a body is read. A request whose body does not arrive,
+or whose reply the client does not take, within the write deadline is dropped and its slot
+freed. The token's life cycle is in ``docs/security.md``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
+import logging
 import os
 import secrets
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 __all__ = [
     "TOKEN_ENV",
+    "WRITE_SECONDS_ENV",
     "HttpGuard",
     "HttpLimits",
     "is_loopback",
@@ -35,8 +40,12 @@ Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
+log = logging.getLogger(__name__)
+
 #: The token a client must send, when not given with ``--token-file``.
 TOKEN_ENV = "SKILLSD_MCP_TOKEN"
+#: ``SKILLSD_HTTP_WRITE_SECONDS=N`` replaces the write deadline (tests use a short one).
+WRITE_SECONDS_ENV = "SKILLSD_HTTP_WRITE_SECONDS"
 #: Names that mean this machine, whatever address the server is bound to.
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
 
@@ -54,6 +63,25 @@ class HttpLimits:
     #: Requests being answered at once (a reply is built whole in memory by the SDK: a few
     #: at a time keep the peak at a few replies, not one per client).
     max_concurrent: int = 4
+    #: A request's body must arrive, and each write of its reply be taken by the client,
+    #: within this; else the request is dropped (connection cut, slot freed), so a client
+    #: that stops reading or sending holds no slot.
+    write_seconds: float = 30.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> HttpLimits:
+        """The defaults, with the write deadline of ``$SKILLSD_HTTP_WRITE_SECONDS`` if set."""
+        text = env.get(WRITE_SECONDS_ENV)
+        if text is None:
+            return cls()
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = 0.0
+        if not 0 < seconds < float("inf"):
+            log.warning("%s=%r is not a number of seconds; using 30", WRITE_SECONDS_ENV, text)
+            return cls()
+        return cls(write_seconds=seconds)
 
 
 def is_loopback(host: str) -> bool:
@@ -120,10 +148,20 @@ class HttpGuard:
             await _reply(send, *refusal)
             return
         if scope["method"] == "GET":
-            await self.app(scope, receive, send)  # a notification stream: held, not work
+            await self._answer(scope, receive, send)  # a notification stream: held, not work
             return
         async with self._slots:
-            await self.app(scope, receive, send)
+            await self._answer(scope, receive, send)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run the app within the request's deadlines (:class:`_InTime`)."""
+        timed = _InTime(scope, receive, send, self._limits.write_seconds)
+        with timed.request:
+            await self.app(scope, timed.receive, timed.send)
+        if timed.ended is None:
+            await timed.sent_whole()
+        elif not timed.started:
+            await _reply(send, 408, f"{timed.ended}: send it whole", {"connection": "close"})
 
     def _refusal(
         self, scope: Scope, headers: dict[str, str]
@@ -178,6 +216,79 @@ def allowed_hosts(bound: str) -> tuple[str, ...]:
     if ":" in bound and not bound.startswith("["):
         names.add(f"[{bound.lower()}]")
     return tuple(sorted(names))
+
+
+class _InTime:
+    """One request's deadlines: its body must arrive, and each write of its reply be taken by
+    the client, within ``seconds``. Past either the app is cancelled (``request``) and the
+    connection cut, so a client that stops reading or sending holds no request slot."""
+
+    def __init__(self, scope: Scope, receive: Receive, send: Send, seconds: float) -> None:
+        self._scope = scope
+        self._receive = receive
+        self._send = send
+        self._seconds = seconds
+        self._transport = _transport_of(send)
+        self._body_due = anyio.current_time() + seconds
+        self._body_read = False
+        self.request = anyio.CancelScope()
+        #: Whether the reply has begun (a 408 can be answered only before).
+        self.started = False
+        #: Why the request was ended, if it was.
+        self.ended: str | None = None
+
+    async def receive(self) -> MutableMapping[str, Any]:
+        if self.ended is not None:
+            return {"type": "http.disconnect"}
+        if self._body_read:
+            return await self._receive()  # a watch for the client leaving: no deadline
+        message: MutableMapping[str, Any] = {"type": "http.disconnect"}
+        with anyio.move_on_at(self._body_due) as waiting:
+            message = await self._receive()
+        if waiting.cancelled_caught:
+            await self._end(f"the request body did not arrive within {self._seconds:g}s")
+        else:
+            self._body_read = message["type"] != "http.request" or not message.get("more_body")
+        return message
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        if self.ended is not None:
+            return
+        self.started = True
+        # uvicorn's send waits while the earlier writes are still buffered.
+        with anyio.move_on_after(self._seconds) as waiting:
+            await self._send(message)
+        if waiting.cancelled_caught:
+            await self._end(f"the client took no reply for {self._seconds:g}s")
+
+    async def sent_whole(self) -> None:
+        """Wait until the reply's last write has been handed to the kernel (uvicorn never waits
+        after a write, and a reply sent in one piece is only that write)."""
+        if self._transport is None:
+            return
+        with anyio.move_on_after(self._seconds) as waiting:
+            while self._transport.get_write_buffer_size():
+                await anyio.sleep(0.02)  # asyncio tells only of its high and low marks
+        if waiting.cancelled_caught:
+            self._cut(f"the client took no reply for {self._seconds:g}s")
+
+    async def _end(self, why: str) -> None:
+        self._cut(why)
+        self.request.cancel()
+        await anyio.lowlevel.checkpoint()  # the cancellation, unless a shield holds it
+
+    def _cut(self, why: str) -> None:
+        self.ended = why
+        log.warning("%s %s: %s; request dropped", self._scope["method"], self._scope["path"], why)
+        if self.started and self._transport is not None:
+            self._transport.abort()  # what the client did not take goes too
+
+
+def _transport_of(send: Send) -> asyncio.WriteTransport | None:
+    """The connection a reply goes out on, when the server lets it be found (uvicorn's ``send``
+    is a method of its request cycle, which holds the transport)."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    return transport if isinstance(transport, asyncio.WriteTransport) else None
 
 
 async def _reply(send: Send, status: int, message: str, headers: dict[str, str]) -> None:
