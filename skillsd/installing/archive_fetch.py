@@ -134,7 +134,10 @@ class _Transfer:
                 self._watches.clear()
 
     def _fetch(self) -> None:
-        opener = urllib.request.build_opener(_SafeRedirects(), _HTTP(self), _HTTPS(self))
+        handlers: list[urllib.request.BaseHandler] = [_SafeRedirects(), _HTTP(self)]
+        if _HTTPS is not None:
+            handlers.append(_HTTPS(self))
+        opener = urllib.request.build_opener(*handlers)
         request = urllib.request.Request(self.url, headers={"User-Agent": "skillsd"})
         with (
             opener.open(request, timeout=self.timeout) as response,
@@ -181,12 +184,6 @@ class _HTTPConnection(http.client.HTTPConnection):
         self._create_connection = transfer.open_socket
 
 
-class _HTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, transfer: _Transfer, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._create_connection = transfer.open_socket
-
-
 class _HTTP(urllib.request.HTTPHandler):
     def __init__(self, transfer: _Transfer) -> None:
         super().__init__()
@@ -199,16 +196,32 @@ class _HTTP(urllib.request.HTTPHandler):
         return super().do_open(connection, req, **kwargs)
 
 
-class _HTTPS(urllib.request.HTTPSHandler):
-    def __init__(self, transfer: _Transfer) -> None:
-        super().__init__()
-        self.transfer = transfer
+def _https_handler() -> Callable[[_Transfer], urllib.request.BaseHandler] | None:
+    """The HTTPS handler, or None where :mod:`ssl` is not loaded (the daemon declines it to
+    save memory; an https URL then fails as urllib says, naming the scheme)."""
+    if not hasattr(http.client, "HTTPSConnection"):
+        return None
 
-    def do_open(
-        self, http_class: Any, req: urllib.request.Request, **kwargs: Any
-    ) -> http.client.HTTPResponse:
-        connection = functools.partial(_HTTPSConnection, transfer=self.transfer)
-        return super().do_open(connection, req, **kwargs)
+    class _HTTPSConnection(http.client.HTTPSConnection):
+        def __init__(self, *args: Any, transfer: _Transfer, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._create_connection = transfer.open_socket
+
+    class _HTTPS(urllib.request.HTTPSHandler):
+        def __init__(self, transfer: _Transfer) -> None:
+            super().__init__()
+            self.transfer = transfer
+
+        def do_open(
+            self, http_class: Any, req: urllib.request.Request, **kwargs: Any
+        ) -> http.client.HTTPResponse:
+            connection = functools.partial(_HTTPSConnection, transfer=self.transfer)
+            return super().do_open(connection, req, **kwargs)
+
+    return _HTTPS
+
+
+_HTTPS = _https_handler()
 
 
 class _Budget:
