@@ -135,6 +135,12 @@ KEYS: dict[str, tuple[str, str]] = {
         "with `too_large`. Read from the user's file only.",
         "104857600",
     ),
+    "limits.fetchSeconds": (
+        "The longest one download of an archive source may take in all (default 300), "
+        "however slowly the server sends; past it the install fails at step `fetch`. Each "
+        "wait for the server is bounded apart (60 s). Read from the user's file only.",
+        "600",
+    ),
     "trust.roots": (
         "Repository roots trusted by configuration: paths or globs (`*` spans `/`), `~` is "
         "the home directory. A decision made with `skillsd trust` or `trust.set` comes first. "

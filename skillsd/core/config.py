@@ -104,6 +104,8 @@ class LimitsConfig(_Table, frozen=True):
     #: Files and bytes one installed skill may hold (``skillsd add``, ``skills.install``).
     max_install_files: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = limits.INSTALL_MAX_FILES
     max_install_bytes: Annotated[int, msgspec.Meta(ge=1024, le=1 << 34)] = limits.INSTALL_MAX_BYTES
+    #: The whole of one download (an archive source), whatever the server's pace.
+    fetch_seconds: Annotated[float, msgspec.Meta(gt=0, le=86_400)] = limits.INSTALL_FETCH_SECONDS
 
 
 class Config(_Table, frozen=True):

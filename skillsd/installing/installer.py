@@ -22,7 +22,6 @@ from typing import TypeVar
 
 import msgspec
 
-from skillsd.core import limits
 from skillsd.core.agent_folders import (
     AGENT_RULES,
     AGENTS,
@@ -30,6 +29,7 @@ from skillsd.core.agent_folders import (
     agents_in_order,
     user_folder_path,
 )
+from skillsd.core.config import LimitsConfig
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.fs_boundary import OutsideRoot
@@ -126,17 +126,26 @@ class InstallContext:
     max_files: int | None = None
     max_bytes: int | None = None
 
+    def _limits_config(self) -> LimitsConfig:
+        try:
+            return ConfigSource(self.env).for_cwd(self.cwd)[0].limits
+        except SkillsdError:
+            # A broken config file is reported by the commands that use it; keep the defaults.
+            return LimitsConfig()
+
     def limits(self) -> tuple[int, int]:
         """The per-skill file and byte limits in effect."""
         if self.max_files is not None and self.max_bytes is not None:
             return self.max_files, self.max_bytes
-        try:
-            config = ConfigSource(self.env).for_cwd(self.cwd)[0]
-            files, size = config.limits.max_install_files, config.limits.max_install_bytes
-        except SkillsdError:
-            # A broken config file is reported by the commands that use it; keep the defaults.
-            files, size = limits.INSTALL_MAX_FILES, limits.INSTALL_MAX_BYTES
-        return self.max_files or files, self.max_bytes or size
+        config = self._limits_config()
+        return (
+            self.max_files or config.max_install_files,
+            self.max_bytes or config.max_install_bytes,
+        )
+
+    def fetch_seconds(self) -> float:
+        """How long one download may take in all (``limits.fetchSeconds``)."""
+        return self._limits_config().fetch_seconds
 
     def say(self, line: str) -> None:
         if self.progress is not None:
@@ -311,7 +320,7 @@ def _fetch(source: Source, ref: str | None, ctx: InstallContext, workdir: str) -
         archive = source.location
         if source.remote:
             archive = os.path.join(workdir, "download")
-            download(source.location, archive, progress=ctx.progress)
+            download(source.location, archive, deadline=ctx.fetch_seconds(), progress=ctx.progress)
         ctx.say(f"extracting {os.path.basename(source.location)}")
         return _Fetched(extract(archive, os.path.join(workdir, "tree")))
     except GitError as exc:
