@@ -31,6 +31,8 @@ from bench.stdio_peer import CLIENT_INFO, WIRE_TIMEOUT, StdioPeer, spawn_isolate
 CHANGED_TIMEOUT = 2.0
 #: Edits per run of the edit-to-``skills.changed`` latency contender.
 EDITS_PER_RUN = 5
+#: How long ``d_changed_fresh`` waits before calling an edit lost (a miss, not a slow answer).
+LOST_TIMEOUT = 5.0
 #: ``ping`` requests per run: one at a time, and written in one burst.
 PINGS_SEQUENTIAL = 1000
 PINGS_BURST = 2000
@@ -342,7 +344,7 @@ def prepare_mcp_changed(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
     time.sleep(1.0)  # the bridge sets its watches up after its first answer
 
     def run() -> Outcome:
-        samples = []
+        samples: list[float] = []
         for _ in range(EDITS_PER_RUN):
             _drain(peer)  # the previous edit's notifications are not this one's
             start = time.perf_counter()
@@ -398,6 +400,50 @@ def prepare_d_changed(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
         return Outcome.counted(EDITS_PER_RUN, samples=samples)
 
     return Prepared(run, cleanup=editor.restore)
+
+
+def prepare_d_changed_fresh(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """An edit right after a fresh daemon's first two ``skills.list``: from the atomic save to
+    ``skills.changed``, while the daemon may still be setting its watches up and rescanning what
+    changed meanwhile. A new daemon per run (started, initialised and listed twice, untimed);
+    each run edits another skill. No notification within ``LOST_TIMEOUT`` is a lost edit."""
+    state: dict[str, Any] = {"peer": None, "editor": None}
+    runs = 0
+
+    def fresh() -> None:
+        nonlocal runs
+        stop()
+        peer = start_skillsd(corpus, opts)
+        state["peer"] = peer
+        listing = peer.call("skills.list")
+        peer.call("skills.list")
+        runs += 1
+        state["editor"] = OneEdit(_valid_skill(listing, (0.15 + 0.17 * runs) % 1.0)["path"])
+
+    def run() -> Outcome:
+        peer, editor = state["peer"], state["editor"]
+        start = time.perf_counter()
+        editor.edit()
+        try:
+            arrived, _ = peer.wait_notification("skills.changed", LOST_TIMEOUT)
+        except TimeoutError:
+            return Outcome.counted(
+                0,
+                1,
+                samples=[LOST_TIMEOUT],
+                problem=f"the edit got no skills.changed within {LOST_TIMEOUT:g} s (lost)",
+            )
+        return Outcome.counted(1, samples=[arrived - start])
+
+    def stop() -> None:
+        if state["editor"] is not None:
+            state["editor"].restore()
+            state["editor"] = None
+        if state["peer"] is not None:
+            state["peer"].close()
+            state["peer"] = None
+
+    return Prepared(run, before_each=fresh, cleanup=stop)
 
 
 def prepare_d_search(corpus: Corpus, opts: argparse.Namespace) -> Prepared:

@@ -77,14 +77,34 @@ def watch_plan(catalog: Catalog) -> WatchPlan:
 
 
 def changed_since(plan: WatchPlan, catalog: Catalog, since: float) -> list[str]:
-    """The watched directories and ``SKILL.md`` files modified at or after ``since`` (seconds
-    since the epoch): what may have changed between a scan and its watches being in place. A
-    ``stat`` each, nothing kept (a rescan would hold a second catalog at its peak)."""
+    """What may have changed between a scan and its watches being in place: the watched
+    directories and ``SKILL.md`` files modified at or after ``since`` (seconds since the epoch),
+    and the folders on the way to a missing root that exist now. A ``stat`` each, nothing kept (a
+    rescan would hold a second catalog at its peak)."""
     stale = []
     for path in (*plan.directories, *catalog.by_real_path, *catalog.errors_by_real_path):
+        if path in plan.anchors:
+            # Anything made in an anchor (a home folder) touches its mtime, and a stale path no
+            # skill owns means a full rescan: only the way to a missing root counts, as for its
+            # events (below).
+            continue
         try:
             if os.stat(path).st_mtime >= since:
                 stale.append(path)
         except OSError:
             stale.append(path)  # gone (or unreadable) since: the refresh finds out what
+    stale.extend(path for path in plan.ancestors_of_missing if os.path.isdir(path))
+    # A root that appeared after the scan yet before the plan: it exists, but nothing in it is
+    # watched (no anchor watches the way to it either).
+    for root in plan.roots:
+        real = os.path.realpath(root)
+        if real not in plan.directories and _modified_since(real, since):
+            stale.append(real)
     return stale
+
+
+def _modified_since(path: str, since: float) -> bool:
+    try:
+        return os.stat(path).st_mtime >= since
+    except OSError:
+        return False

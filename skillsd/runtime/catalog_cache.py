@@ -4,7 +4,9 @@ A cached catalog is served without touching the disk while nothing changed. The 
 scan visited are watched (:mod:`skillsd.runtime.watcher`, :mod:`skillsd.core.watch_plan`);
 events are debounced (``limits.WATCH_DEBOUNCE_SECONDS`` of quiet), then applied with
 :func:`skillsd.core.catalog.refresh_catalog`, which re-parses only files whose stat key
-changed, and every connection that listed the cwd gets ``skills.changed``.
+changed, and every connection that listed the cwd gets ``skills.changed``. Events that arrive
+while a build runs are applied once it ends, and every build announces what changed since the
+catalog the listeners last heard of (also a forced or config-changed one that starts over).
 
 Watches are set up in the background, never before a reply: once a build's new directories are
 watched, one more rescan (with every parse reused) catches what changed in between. When
@@ -92,6 +94,10 @@ class CachedCatalog:
 
     building: asyncio.Future[Catalog] | None = None
     listeners: set[Listener] = field(default_factory=set)
+    #: The catalog the listeners last heard of: ``skills.changed`` says what changed since it.
+    #: Usually ``catalog`` itself; it differs while a forced or config-changed rebuild starts
+    #: over, so what that rebuild finds changed is still announced.
+    announced: Catalog | None = None
     #: The search index of ``catalog`` (built on first search, off the event loop).
     search_index: tuple[Catalog, SearchIndex] | None = None
     suggest_index: tuple[Catalog, SuggestIndex] | None = None
@@ -163,6 +169,7 @@ class CatalogCache:
             for old_key in [k for k in self._entries if k[:2] == key[:2]]:
                 old = self._entries.pop(old_key)
                 entry.listeners |= old.listeners
+                entry.announced = old.announced
                 entry.replaced_other = True
                 self._retire(old)
             self._entries[key] = entry
@@ -251,7 +258,8 @@ class CatalogCache:
             entry.timer.cancel()
             entry.timer = None
         previous, pending = entry.catalog, entry.pending
-        entry.pending, entry.dirty = set(), False
+        # This build applies every pending path, the post-watch rescan's ones included.
+        entry.pending, entry.dirty, entry.verify = set(), False, False
         loop = asyncio.get_running_loop()
         entry.building = loop.create_future()
         if progress is not None:
@@ -265,9 +273,19 @@ class CatalogCache:
         except BaseException as exc:
             entry.building.set_exception(exc)
             entry.building.exception()  # mark retrieved: the caller re-raises it
+            # What this build was to apply is left for the next one (a request or an event).
+            entry.dirty = True
+            if pending is None or entry.pending is None:
+                entry.pending = None
+            else:
+                entry.pending |= pending
             raise
         finally:
             entry.building = None
+        if (entry.dirty or entry.verify) and entry.timer is None and not entry.retired:
+            # Events that came during this build found it busy (their settle returned): apply
+            # them now, or they would wait for the next request and never be announced.
+            self._settle_later(entry)
         if self._watch is None:
             entry.mode, entry.reason = "stat", "file watching disabled"
         elif (
@@ -284,14 +302,22 @@ class CatalogCache:
             # generation from before (this entry's, or the one it replaced) means nothing now.
             renumbered = entry.history is not None or entry.replaced_other
             entry.history = ChangeHistory(catalog.generation + (1 if renumbered else 0))
-        if previous is not None:
-            diff = diff_catalogs(previous, catalog)
-            if catalog.generation > previous.generation:
+        known, entry.announced = entry.announced, catalog
+        if known is None:
+            return catalog  # nobody has heard of an older catalog
+        diff = diff_catalogs(known, catalog)
+        if known is previous:
+            moved = catalog.generation > known.generation
+            if moved:
                 entry.history.record(catalog.generation, diff.added, diff.changed, diff.removed)
-            # Also when only errors[] or diagnostics[] changed (a new broken SKILL.md): the
-            # protocol.
-            if diff or catalog.generation > previous.generation:
-                self._announce(entry, catalog, diff.added, diff.removed, diff.changed)
+        else:
+            # Scanned from scratch (forceReload, a config edit): generations started over, so
+            # only the content tells whether an edit landed since the last announcement.
+            moved = not _same_content(known, catalog)
+        # Also when only errors[] or diagnostics[] changed (a new broken SKILL.md): the
+        # protocol.
+        if diff or moved:
+            self._announce(entry, catalog, diff.added, diff.removed, diff.changed)
         return catalog
 
     def _build(
@@ -390,10 +416,12 @@ class CatalogCache:
             ok = False
         for entry in self._entries.values():
             if ok and entry.sub is not None and entry.sub.failure is None:
-                # Events during the outage were lost: the next request rescans (dirty).
                 entry.mode, entry.reason = "watching", None
             elif not ok:
                 entry.reason = "the file watcher stopped and could not be restarted"
+            if entry.catalog is not None and not entry.retired:
+                # Events during the outage were lost: rescan (dirty) and announce what changed.
+                self._settle_later(entry)
         self._restart_delay = (
             limits.WATCH_RESTART_SECONDS if ok else min(60.0, self._restart_delay * 2)
         )
@@ -436,9 +464,10 @@ class CatalogCache:
 
     async def _settle(self, entry: CachedCatalog) -> None:
         entry.timer = None
-        if (not entry.dirty and not entry.verify) or entry.catalog is None:
+        if entry.building is not None:
+            return  # the build under way settles again when it ends (see _update)
+        if (not entry.dirty and not entry.verify) or entry.catalog is None or entry.retired:
             return
-        entry.verify = False
         try:
             await self._update(entry)
         except Exception:
@@ -454,6 +483,9 @@ class CatalogCache:
             for entry in self._entries.values():
                 entry.mode, entry.reason = "stat", "inotify event queue overflowed"
                 entry.pending, entry.dirty = None, True
+                if entry.catalog is not None and not entry.retired:
+                    # The dropped events may have been edits: rescan now and announce them.
+                    self._settle_later(entry)
 
         loop.call_soon_threadsafe(degrade)
 
@@ -478,3 +510,13 @@ class CatalogCache:
             except Exception:
                 log.exception("could not notify a listener of skills.changed")
                 entry.listeners.discard(listener)
+
+
+def _same_content(a: Catalog, b: Catalog) -> bool:
+    """Whether two catalogs list the same skills, errors, diagnostics and command files."""
+    return (
+        a.skills == b.skills
+        and a.errors == b.errors
+        and a.diagnostics == b.diagnostics
+        and a.commands.files == b.commands.files
+    )
