@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -121,6 +122,7 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     yield {**isolated_env(tmp_path), "SKILLSD_RUNTIME_DIR": str(runtime)}
     for pid in daemon_pids(runtime / "skillsd.sock"):
         kill_pid(pid)
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def run(repo: Path, env: dict[str, str], *args: str, stdin: str = "") -> str:
