@@ -160,6 +160,18 @@ def _parse_url(text: str) -> Source:
     return Source("git", text, text, remote=True, default_name=_repo_name(parts.path))
 
 
+def _is_git_repository(path: str) -> bool:
+    """A working tree (``.git`` in it) or a bare repository (``HEAD``, ``objects/``, ``refs/``):
+    a git source, read through its commits, not copied as a folder."""
+    if os.path.lexists(os.path.join(path, ".git")):
+        return True
+    return (
+        os.path.isfile(os.path.join(path, "HEAD"))
+        and os.path.isdir(os.path.join(path, "objects"))
+        and os.path.isdir(os.path.join(path, "refs"))
+    )
+
+
 def parse_source(text: str, *, base: str, home: str) -> Source:
     """Parse a source string; local paths are taken from ``base`` (the cwd, or the lock's
     folder when restoring). Raises :class:`SourceError`."""
@@ -174,10 +186,8 @@ def parse_source(text: str, *, base: str, home: str) -> Source:
     expanded = home + text[1:] if text == "~" or text.startswith("~/") else text
     path = os.path.normpath(os.path.join(base, expanded))
     if os.path.isdir(path):
-        kind: SourceKind = "git" if os.path.lexists(os.path.join(path, ".git")) else "local"
-        return Source(
-            kind, path, relative_source_text(path, base), default_name=os.path.basename(path)
-        )
+        kind: SourceKind = "git" if _is_git_repository(path) else "local"
+        return Source(kind, path, relative_source_text(path, base), default_name=_repo_name(path))
     if os.path.isfile(path):
         if archive_suffix(path) is None:
             raise SourceError(
