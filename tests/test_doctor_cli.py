@@ -157,6 +157,9 @@ def test_doctor_shows_what_the_scan_sees_in_the_catalogs_skills(tree: dict[str, 
     assert seen == {
         ("evil", "scan.remote-exec", "danger"),
         ("evil", "scan.broad-grant", "warning"),
+        # pdf-forms carries escape.txt, a link out of the skill: the scan does not follow it
+        # and says so.
+        ("pdf-forms", "scan.obfuscation", "warning"),
     }
     human = doctor(tree)
     assert "danger  evil/SKILL.md:6: [scan.remote-exec]" in human.stdout

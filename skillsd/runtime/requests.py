@@ -244,6 +244,7 @@ async def invoke(svc: Services, params: InvokeParams, caller: Caller = _NOBODY) 
 
 
 async def prompt(svc: Services, params: PromptParams, caller: Caller = _NOBODY) -> PromptResult:
+    check_active_files(params.active_files)
     view = await _view(svc, caller, params.cwd, params.session_id)
     index = None
     if params.query is not None and not params.active:

@@ -123,10 +123,11 @@ def test_the_hostile_glob_at_the_cap_answers_rightly(tree: dict[str, Path]) -> N
     assert "paths: **/*.sql matches db/report.sql" in reasons["sql-style"]
 
 
-def _refused(client: Client, files: list[str]) -> dict[str, Any]:
-    reply = client.raw(
-        "skills.suggest", {"cwd": client.cwd, "prompt": "tidy this query", "activeFiles": files}
-    )
+def _refused(client: Client, files: list[str], method: str = "skills.suggest") -> dict[str, Any]:
+    params = {"cwd": client.cwd, "activeFiles": files}
+    if method == "skills.suggest":
+        params["prompt"] = "tidy this query"
+    reply = client.raw(method, params)
     error: dict[str, Any] = reply.get("error", {})
     assert error.get("code") == INVALID_PARAMS, reply
     assert "activeFiles" in error["message"] and error["data"] == {"field": "activeFiles"}
@@ -139,6 +140,9 @@ def test_active_files_past_the_cap_are_refused_naming_the_field(client: Client) 
     _refused(client, ["x" * (MAX_ACTIVE_FILE_BYTES + 1)])
     message = _refused(client, ["ok.py", "é" * 2049])["message"]  # 4 098 bytes
     assert "activeFiles[1]" in message and "4096 bytes" in message
+    # skills.prompt matches the same globs against the same list: the same caps.
+    _refused(client, ["a.py"] * (MAX_ACTIVE_FILES + 1), "skills.prompt")
+    _refused(client, ["x" * (MAX_ACTIVE_FILE_BYTES + 1)], "skills.prompt")
     # At the cap, each entry at its longest: answered.
     at_cap = ["y" * MAX_ACTIVE_FILE_BYTES] * MAX_ACTIVE_FILES
     assert "result" in client.raw(
