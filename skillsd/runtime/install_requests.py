@@ -4,8 +4,9 @@
 Each runs its blocking work (the ``git`` program, downloads, copies, digests) in the install
 pool (``Services.install_pool``), not in the file reads' slots: a clone may rightly take
 longer than a file read's time limit, and install work that hangs holds only the install
-pool's slots (given back after ``limits.INSTALL_SECONDS``), never those other requests use. Progress lines (clone, copy) go to the caller's
-``$/progress``. The cwd is the param's, else the daemon's.
+pool's slots (given back after ``limits.INSTALL_SECONDS``), never those other requests use.
+Progress lines (clone, copy) go to the caller's ``$/progress``. The cwd is the param's, else
+the daemon's.
 """
 
 from __future__ import annotations
