@@ -102,7 +102,7 @@ def test_sigkill_at_each_step(
         expected = ["alpha", "beta"]
     assert _skills_on_disk(project) == {".agents/skills": expected, ".claude/skills": expected}
     assert _staging_left(project) == []
-    assert not (project / ".skills-lock.json.journal").exists()
+    assert not list(project.glob(".skills-lock.json.*"))  # bookkeeping is never here
 
 
 def test_sigkill_during_a_first_install_leaves_nothing(
@@ -172,4 +172,4 @@ def test_a_failed_move_puts_everything_back(
     assert _skills_on_disk(project) == on_disk
     assert (project / ".agents" / "skills" / "alpha" / "SKILL.md").read_text() == alpha
     assert _staging_left(project) == []
-    assert not (project / ".skills-lock.json.journal").exists()
+    assert not list(project.glob(".skills-lock.json.*"))  # bookkeeping is never here

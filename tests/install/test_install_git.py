@@ -182,7 +182,7 @@ def test_restore_on_a_fresh_clone_gives_the_same_digests(
     (origin.work / "skills" / "alpha" / "SKILL.md").write_text(skill_text("alpha", "later"))
     origin.commit("later")
     # Only the lock file is committed (a team would ignore or commit .agents; here: ignored).
-    (project / ".gitignore").write_text(".agents/\n.claude/\n.skills-lock.json.lock\n")
+    (project / ".gitignore").write_text(".agents/\n.claude/\n")
     git("add", "-A", cwd=project, env=env)
     git("commit", "-qm", "skills", cwd=project, env=env)
     clone = tmp_path / "teammate"
