@@ -11,9 +11,7 @@ import logging
 import os
 import subprocess
 import sys
-import threading
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ import pytest
 
 from skillsd.runtime.embeddings import BadCache, SemanticModel, _digest, read_cache
 from tests.daemon.skill_tree import daemon_env, make_project
+from tests.hang_guard import within
 
 DIM = 256
 
@@ -55,15 +54,6 @@ def save(path: Path, keys: Any, vectors: Any) -> Path:
 
 def keys(*texts: str) -> Any:
     return np.array([_digest(t) for t in texts], dtype="<U64")
-
-
-def within(seconds: float, work: Callable[[], object]) -> object:
-    done: list[object] = []
-    thread = threading.Thread(target=lambda: done.append(work()), daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert done, f"took more than {seconds} s"
-    return done[0]
 
 
 def test_a_cache_it_wrote_is_read_back(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,28 +14,12 @@ import pytest
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
 from skillsd.core.install_source import SourceError, find_skills
-from tests.daemon.in_process import InProcessDaemon
-from tests.daemon.skill_tree import daemon_env, make_project, run_cli, write_skill
+from tests.daemon.skill_tree import run_cli, write_skill
 from tests.daemon.test_skill_methods import Client
 
 KEY = "shell@mkt"
 #: 200 000 ``[``: far past the interpreter's recursion limit once parsed.
 BOMB = "[" * 200_000
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> dict[str, Path]:
-    (tmp_path / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
-    return make_project(tmp_path)
-
-
-@pytest.fixture
-def client(tree: dict[str, Path]) -> Iterator[Client]:
-    daemon = InProcessDaemon(daemon_env(tree))
-    try:
-        yield Client(daemon, tree["project"])
-    finally:
-        daemon.kill()
 
 
 def install_plugin(home: Path) -> Path:

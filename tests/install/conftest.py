@@ -3,6 +3,9 @@ and a source repository served as file:// with skills/<name> folders."""
 
 from __future__ import annotations
 
+import http.server
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,3 +40,21 @@ def origin(tmp_path: Path, env: dict[str, str]) -> Origin:
     repo.commit("v1")
     repo.tag("v1")
     return repo
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """A loopback HTTP server over ``tmp_path/www``."""
+    www = tmp_path / "www"
+    www.mkdir()
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(  # noqa: E731
+        *a, directory=str(www), **k
+    )
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

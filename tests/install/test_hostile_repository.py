@@ -322,9 +322,9 @@ def test_a_local_bare_repository_is_a_git_source(
 
 
 def test_update_of_an_archive_url(
-    tmp_path: Path, project: Path, env: dict[str, str], served_archive: tuple[Path, str]
+    tmp_path: Path, project: Path, env: dict[str, str], served: str
 ) -> None:
-    path, url = served_archive
+    path, url = tmp_path / "www" / "zipped.zip", f"{served}/zipped.zip"
     _write_zip(path, "Version 1.")
     install(InstallParams(source=url), context(project, env))
     _write_zip(path, "Version 2.")
@@ -338,23 +338,3 @@ def _write_zip(path: Path, body: str) -> None:
 
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("zipped/SKILL.md", skill_text("zipped", body))
-
-
-@pytest.fixture
-def served_archive(tmp_path: Path):  # type: ignore[no-untyped-def]
-    import http.server
-    import threading
-
-    www = tmp_path / "www"
-    www.mkdir()
-    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(  # noqa: E731
-        *a, directory=str(www), **k
-    )
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield www / "zipped.zip", f"http://127.0.0.1:{server.server_address[1]}/zipped.zip"
-    finally:
-        server.shutdown()
-        server.server_close()

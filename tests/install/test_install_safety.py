@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import http.server
 import io
 import os
 import subprocess
 import tarfile
-import threading
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -193,24 +190,6 @@ COLLECTION = {
     "collection-main/skills/two/SKILL.md": skill_text("two").encode(),
     "collection-main/README.md": b"readme",
 }
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
-    """A loopback HTTP server over ``tmp_path/www``."""
-    www = tmp_path / "www"
-    www.mkdir()
-    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(  # noqa: E731
-        *a, directory=str(www), **k
-    )
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_archives_local_and_over_loopback_http(

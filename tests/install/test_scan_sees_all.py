@@ -7,9 +7,7 @@ from __future__ import annotations
 import codecs
 import os
 import random
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from skillsd.core.invocation import find_dynamic_context
 from skillsd.core.skill_scan import Finding, scan_file, scan_skill
 from skillsd.installing import install
 from skillsd_protocol.install import InstallParams
+from tests.hang_guard import within
 from tests.install.helpers import context, skill_text
 
 HEADER = "---\nname: zoo\ndescription: A skill.\n---\n"
@@ -34,16 +33,6 @@ PADDING = 8_400_000
 
 def codes(findings: list[Finding], severity: str = "danger") -> set[tuple[str, int | None]]:
     return {(f.code, f.line) for f in findings if f.severity == severity}
-
-
-def within(seconds: float, work: Callable[[], object]) -> object:
-    """``work()``'s result, failing (not hanging) when it takes longer than ``seconds``."""
-    done: list[object] = []
-    thread = threading.Thread(target=lambda: done.append(work()), daemon=True)
-    thread.start()
-    thread.join(seconds)
-    assert done, f"took more than {seconds} s"
-    return done[0]
 
 
 # -- what the model reads, the scan reads ----------------------------------------------------
