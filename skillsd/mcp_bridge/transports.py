@@ -168,7 +168,8 @@ def _weak(token: str) -> str:
         return "the token must be one word of printable ASCII (it travels in an HTTP header)"
     if len(token) < MIN_TOKEN_CHARS:
         return (
-            f"the token is {len(token)} characters; at least {MIN_TOKEN_CHARS} are needed "
+            f"the token is {len(token)} character{'s' if len(token) != 1 else ''} long; at least "
+            f"{MIN_TOKEN_CHARS} are needed "
             f"(make one with: {_MAKE_ONE})"
         )
     return ""
