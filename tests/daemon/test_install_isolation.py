@@ -58,3 +58,20 @@ def test_fifo_locks_do_not_starve_other_clients(tmp_path: Path) -> None:
             assert "not a regular file" in replies[n]["error"]["message"]
     finally:
         daemon.kill()
+
+
+def test_the_daemon_can_download_an_https_archive(tmp_path: Path) -> None:
+    """The daemon imports asyncio without OpenSSL, but an https download still gets it: the
+    attempt reaches the network (nothing listens on that port) instead of failing with
+    "unknown url type"."""
+    project = _repository(tmp_path / "project")
+    daemon = _daemon(tmp_path)
+    try:
+        reply = daemon.call(
+            1, "skills.install", {"cwd": str(project), "source": "https://127.0.0.1:9/x.zip"}
+        )
+        message = reply["error"]["message"]
+        assert reply["error"]["data"]["step"] == "fetch", reply
+        assert "unknown url type" not in message and "refused" in message.lower(), message
+    finally:
+        daemon.kill()
