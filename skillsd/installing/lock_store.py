@@ -83,6 +83,8 @@ class InstallTarget:
     work_dir: str
     #: The user-scope skill folders (the canonical one and every agent's), as given.
     user_folders: tuple[str, ...]
+    #: The same, resolved once (``confine`` runs for every path an operation touches).
+    user_folders_real: tuple[str, ...]
     #: The per-skill limits (``limits.maxInstallFiles``/``maxInstallBytes``): nothing larger
     #: is copied or hashed, whatever a tree holds.
     max_files: int = limits.INSTALL_MAX_FILES
@@ -98,8 +100,8 @@ class InstallTarget:
         if self.scope == "repo":
             full = beneath(self.root, path)
             real = os.path.realpath(full)
-            for folder in self.user_folders:
-                if inside(os.path.realpath(folder), real):
+            for folder, folder_real in zip(self.user_folders, self.user_folders_real, strict=True):
+                if inside(folder_real, real):
                     raise OutsideRoot(full, self.root, via=f"{folder} (the user's own skills)")
             return full
         refused: OutsideRoot | None = None
@@ -154,6 +156,7 @@ def target_for(scope: Scope, *, repo_root: str, home: str, env: Mapping[str, str
             ]
         )
     )
+    real_folders = tuple(os.path.realpath(f) for f in user_folders)
     if scope == "user":
         return InstallTarget(
             scope,
@@ -165,6 +168,7 @@ def target_for(scope: Scope, *, repo_root: str, home: str, env: Mapping[str, str
             manifests,
             _work_dir(states, scope, home),
             user_folders,
+            real_folders,
         )
     return InstallTarget(
         scope,
@@ -176,6 +180,7 @@ def target_for(scope: Scope, *, repo_root: str, home: str, env: Mapping[str, str
         manifests,
         _work_dir(states, scope, repo_root),
         user_folders,
+        real_folders,
     )
 
 
