@@ -33,7 +33,7 @@ from skillsd import operations as ops
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.model_tools import tool_definitions
-from skillsd.mcp_bridge.skill_uris import SkillUris
+from skillsd.mcp_bridge.skill_uris import TEMPLATES, SkillUris
 from skillsd.runtime import requests as rq
 from skillsd.runtime.file_ops import RequestCancelled
 from skillsd.runtime.services import Services, View
@@ -47,12 +47,17 @@ from skillsd_protocol.messages import (
     ToolsCallParams,
 )
 
-__all__ = ["SKILLS_EXTENSION", "SkillsBridge"]
+__all__ = ["SKILLS_EXTENSION", "SKILLS_SETTINGS", "SkillsBridge"]
 
 log = logging.getLogger(__name__)
 
 #: The MCP skills extension (SEP-2640) this server implements.
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+#: Its settings: the optional ``resources/directory/read`` is served, and hosts call it only when
+#: this says so.
+SKILLS_SETTINGS: dict[str, Any] = {"directoryRead": True}
+#: What a directory resource's ``mimeType`` is.
+DIRECTORY_MIME = "inode/directory"
 #: Entries per page of ``resources/list`` and ``skills/list``.
 PAGE = 100
 #: How long a client may cache ``skills/list`` (changes are announced anyway).
@@ -140,6 +145,7 @@ class SkillsBridge:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_resource_templates,
             on_read_resource=self._read_resource,
             on_subscribe_resource=self._subscribe,
             on_unsubscribe_resource=self._unsubscribe,
@@ -153,7 +159,7 @@ class SkillsBridge:
             "resources/directory/read", DirectoryReadParams, self._directory_read
         )
         # Declared for server/discover (the 2026-07-28 era) and initialize alike.
-        server.extensions[SKILLS_EXTENSION] = {}
+        server.extensions[SKILLS_EXTENSION] = dict(SKILLS_SETTINGS)
         server.middleware.append(_advertise_extension)
         server.middleware.append(_real_errors)
         return server
@@ -292,6 +298,14 @@ class SkillsBridge:
         )
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> Any:
+        served = [d.name for d in tool_definitions("default")]
+        if params.name not in served:
+            # A tool this server does not list is the client's mistake, a protocol error (the
+            # runtime also knows other hosts' names for these tools, but MCP clients get these).
+            raise MCPError(
+                INVALID_PARAMS,
+                f"Unknown tool {params.name!r}; this server's tools are {', '.join(served)}",
+            )
         conn = await self._connection(ctx)
         call = ToolsCallParams(
             name=params.name,
@@ -333,6 +347,16 @@ class SkillsBridge:
             next_cursor=str(start + PAGE) if start + PAGE < len(skills) else None,
         )
 
+    async def _list_resource_templates(
+        self, ctx: Any, params: Any
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(uri_template=template, name=name, description=description)
+                for template, name, description in TEMPLATES
+            ]
+        )
+
     async def _read_resource(
         self, ctx: Any, params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
@@ -340,7 +364,7 @@ class SkillsBridge:
         uri = str(params.uri)
         target = uris.resolve(uri)
         if target is None:
-            raise MCPError(INVALID_PARAMS, f"no skill resource {uri!r}")
+            raise _unknown_resource(uri)
         read = ReadFileParams(
             id=target.skill.id,
             file=target.file,
@@ -350,7 +374,11 @@ class SkillsBridge:
         )
         try:
             window = await rq.read_file(self.services, read, self._caller, model=True)
-        except (SkillsdError, RequestCancelled) as exc:
+        except SkillsdError as exc:
+            if exc.kind == "resource_not_found":
+                raise _unknown_resource(uri) from None
+            raise _mcp_error(exc) from None
+        except RequestCancelled as exc:
             raise _mcp_error(exc) from None
         if window.truncated:
             # Never a silent cut: a file past the read limit is refused, naming it.
@@ -359,7 +387,7 @@ class SkillsBridge:
                 f"{uri}: {window.size} bytes is over the {limits.MAX_READ_BYTES}-byte read "
                 "limit; read it in windows with the skill_read_file tool",
             )
-        mime = "text/markdown" if target.file.endswith(".md") else None
+        mime = _mime(target.file)
         contents: types.TextResourceContents | types.BlobResourceContents
         if window.encoding == "utf-8":
             contents = types.TextResourceContents(uri=uri, mime_type=mime, text=window.content)
@@ -487,34 +515,62 @@ class SkillsBridge:
         )
 
     async def _directory_read(self, ctx: Any, params: DirectoryReadParams) -> dict[str, Any]:
+        """The direct children of a skill's folder: its files, and its subfolders as directory
+        resources; a URI that is no folder of a skill (a file, say) is ``-32602``."""
         conn, _skills, uris = await self._visible(ctx)
-        target = uris.resolve(params.uri if params.uri.endswith("/") else params.uri + "/")
+        # Folders are written without a trailing slash; one is accepted all the same.
+        target = uris.resolve(params.uri.rstrip("/") + "/")
         if target is None:
-            raise MCPError(INVALID_PARAMS, f"no skill directory {params.uri!r}")
+            raise MCPError(INVALID_PARAMS, f"{params.uri} is not a directory resource")
         try:
             files = await rq.skill_files(
                 self.services, conn.cwd, conn.session_id, target.skill, self._caller
             )
         except (SkillsdError, RequestCancelled) as exc:
             raise _mcp_error(exc) from None
-        folder = target.file.rstrip("/")
-        inside = [f for f in files if not folder or f.startswith(folder + "/")]
-        return {
-            "resources": [
-                {"uri": uris.file_uri(target.skill, f), "name": f.rsplit("/", 1)[-1]}
-                for f in inside
-            ]
-        }
+        folder = target.file.strip("/")
+        prefix = folder + "/" if folder else ""
+        children: dict[str, dict[str, Any]] = {}
+        for file in files:
+            if not file.startswith(prefix):
+                continue
+            name, below, _rest = file[len(prefix) :].partition("/")
+            if name in children:
+                continue
+            child: dict[str, Any] = {
+                "uri": uris.file_uri(target.skill, prefix + name),
+                "name": name,
+            }
+            mime = DIRECTORY_MIME if below else _mime(name)
+            if mime is not None:
+                child["mimeType"] = mime
+            children[name] = child
+        if not children:  # a folder is known by the files in it: this is a file, or nothing
+            raise MCPError(INVALID_PARAMS, f"{params.uri} is not a directory resource")
+        return self._with_result_type(
+            ctx, {"resources": [children[name] for name in sorted(children)]}
+        )
 
 
 async def _advertise_extension(ctx: Any, call_next: Any) -> Any:
-    """Keep the skills extension in the ``initialize`` reply on every protocol version: the
-    SDK sieves ``capabilities.extensions`` out of the 2025-11-25 reply."""
+    """Keep the skills extension, with its settings, in the ``initialize`` reply on every
+    protocol version: the SDK sieves ``capabilities.extensions`` out of the 2025-11-25 reply."""
     result = await call_next(ctx)
     if ctx.method == "initialize" and isinstance(result, dict):
         capabilities = result.setdefault("capabilities", {})
-        capabilities.setdefault("extensions", {}).setdefault(SKILLS_EXTENSION, {})
+        extensions = capabilities.setdefault("extensions", {})
+        extensions.setdefault(SKILLS_EXTENSION, dict(SKILLS_SETTINGS))
     return result
+
+
+def _unknown_resource(uri: str) -> MCPError:
+    """A read of a resource this server does not serve: ``-32602`` naming it in ``data.uri``."""
+    return MCPError(INVALID_PARAMS, f"no skill resource {uri!r}", {"uri": uri})
+
+
+def _mime(file: str) -> str | None:
+    """The ``mimeType`` a skill's file is served with (Markdown is the only one it names)."""
+    return "text/markdown" if file.endswith(".md") else None
 
 
 async def _real_errors(ctx: Any, call_next: Any) -> Any:

@@ -1,6 +1,7 @@
 """``skill://`` URIs (docs/mcp.md): a skill is ``skill://<name>/SKILL.md`` when its name is unique
 among the enabled skills, else ``skill://<id>/<name>/SKILL.md``; its other files follow the same
-prefix (``skill://pdf/references/forms.md``)."""
+prefix (``skill://pdf/references/forms.md``), and its folders too, without a trailing slash
+(``skill://pdf/references``; the skill's own folder is ``skill://pdf``)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,26 @@ from urllib.parse import quote, unquote
 from skillsd.core.skillfile import SKILL_FILE
 from skillsd_protocol import SkillMetadata
 
-__all__ = ["SCHEME", "SkillUris", "UriTarget"]
+__all__ = ["SCHEME", "TEMPLATES", "SkillUris", "UriTarget"]
 
 SCHEME = "skill://"
+
+#: The RFC 6570 templates of these URIs (``resources/templates/list``) as ``(uriTemplate, name,
+#: description)``: ``{+path}`` keeps the slashes of a file's path.
+TEMPLATES: tuple[tuple[str, str, str], ...] = (
+    (
+        SCHEME + "{name}/{+path}",
+        "skill-file",
+        "A file of the skill named `name` (unique among the enabled skills), `path` relative to "
+        "its folder: SKILL.md is the skill itself.",
+    ),
+    (
+        SCHEME + "{id}/{name}/{+path}",
+        "skill-file-by-id",
+        "A file of the skill `name` with id `id`, the form used when several enabled skills "
+        "share a name.",
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True)
