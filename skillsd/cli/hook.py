@@ -43,9 +43,21 @@ def register(subparsers: Any) -> None:
         description="Read the agent's prompt-hook JSON on stdin; print context naming the "
         "skills that fit the prompt (only when one activates). Never fails the prompt.",
     )
-    p.add_argument("agent", choices=tuple(EVENTS), help="the agent running the hook")
+    p.add_argument(
+        "agent", type=_hook_agent, choices=tuple(EVENTS), help="the agent running the hook"
+    )
     p.add_argument("--socket", help="the daemon's socket (default: the shared daemon's)")
     p.set_defaults(func=_hook)
+
+
+def _hook_agent(name: str) -> str:
+    """The hook's name of an agent typed as skillsd names it anywhere (``claude``,
+    ``gemini-cli``); an agent without a hook stays as typed, for argparse to refuse."""
+    from skillsd.core.agent_folders import canonical_agent
+
+    canonical = canonical_agent(name)
+    hook_name = "gemini" if canonical == "gemini-cli" else canonical
+    return hook_name if hook_name in EVENTS else name
 
 
 _SPACES = re.compile(r"\s+")

@@ -27,10 +27,13 @@ __all__ = [
     "COMMAND_FOLDER",
     "ENV_VARIABLES",
     "HOME_VARIABLES",
+    "SHORT_NAMES",
     "SKILL_FOLDERS",
     "AgentRules",
     "SkillFolder",
+    "accepted_agent_names",
     "agents_in_order",
+    "canonical_agent",
     "env_folders",
     "expand_folder",
     "rules_of",
@@ -300,6 +303,46 @@ ENV_VARIABLES: tuple[str, ...] = (
     *(variable[1:] for variable in HOME_VARIABLES),
     *(variable for rules in AGENT_RULES for variable, _ in rules.env_lists),
 )
+
+
+#: The short names people type for an agent (``claude``, ``gemini``), by canonical name. Each
+#: agent's title (``Claude Code``, ``GitHub Copilot``) is accepted too, lowercased with hyphens.
+SHORT_NAMES: dict[str, tuple[str, ...]] = {
+    "claude-code": ("claude",),
+    "codex": ("codex-cli",),
+    "copilot": ("copilot-cli",),
+    "gemini-cli": ("gemini",),
+    "roo-code": ("roo",),
+    "qwen-code": ("qwen",),
+    "factory": ("droid",),
+}
+
+
+def _folded(name: str) -> str:
+    return "-".join(name.strip().lower().replace("_", " ").split())
+
+
+_ALIASES: dict[str, str] = {
+    **{_folded(rules.title): rules.name for rules in AGENT_RULES},
+    **{short: name for name, shorts in SHORT_NAMES.items() for short in shorts},
+    **{rules.name: rules.name for rules in AGENT_RULES},
+}
+
+
+def canonical_agent(name: str) -> str | None:
+    """The canonical name (one of :data:`AGENTS`) of an agent as people type it: itself, a
+    short name (``claude``, ``gemini``) or its title, in any case; None when it names none.
+    Every place that takes an agent's name normalises it here."""
+    return _ALIASES.get(_folded(name))
+
+
+def accepted_agent_names() -> str:
+    """The names an agent is accepted under, for an error message:
+    ``claude-code (claude), codex (codex-cli), ...``."""
+    return ", ".join(
+        f"{name} ({', '.join(SHORT_NAMES[name])})" if name in SHORT_NAMES else name
+        for name in AGENTS
+    )
 
 
 def rules_of(agent: str) -> AgentRules | None:

@@ -12,7 +12,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 
-from skillsd.core.agent_folders import AGENTS, AgentRules, env_folders, expand_folder, rules_of
+from skillsd.core.agent_folders import (
+    AGENTS,
+    AgentRules,
+    accepted_agent_names,
+    canonical_agent,
+    env_folders,
+    expand_folder,
+    rules_of,
+)
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.name_distance import closest_names
 from skillsd_protocol import SkillMetadata
@@ -21,13 +29,16 @@ __all__ = ["agent_precedence", "agent_view", "known_agent"]
 
 
 def known_agent(agent: str) -> AgentRules:
-    """The rules of ``agent``; an unknown name is a bad ``agent`` param naming the close ones."""
-    rules = rules_of(agent)
+    """The rules of ``agent`` (its canonical name or a short one: ``claude``, ``gemini``); an
+    unknown name is a bad ``agent`` param naming the close ones and every accepted name."""
+    name = canonical_agent(agent)
+    rules = None if name is None else rules_of(name)
     if rules is None:
         close = closest_names(agent, AGENTS)
-        hint = f"; did you mean {', '.join(close)}?" if close else f" ({', '.join(AGENTS)})"
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise SkillsdError(
-            f"agent {agent!r} is not one skillsd knows{hint}", InvalidParamsData(field="agent")
+            f"agent {agent!r} is not one skillsd knows{hint} (accepted: {accepted_agent_names()})",
+            InvalidParamsData(field="agent"),
         )
     return rules
 

@@ -24,9 +24,10 @@ import msgspec
 
 from skillsd.core.agent_folders import (
     AGENT_RULES,
-    AGENTS,
     SKILL_FOLDERS,
+    accepted_agent_names,
     agents_in_order,
+    canonical_agent,
     user_folder_path,
 )
 from skillsd.core.config import LimitsConfig
@@ -233,17 +234,19 @@ def _wire_changes(changes: FileChanges) -> WireFileChanges:
 
 
 def resolve_agents(agents: list[str] | None, target: InstallTarget) -> list[str]:
-    """The agents an install links for: those named (each must be known), else the agents
+    """The agents an install links for: those named (each must be known; short names such as
+    ``claude`` are taken as the canonical one), else the agents
     whose own folder (``.claude``, ``.cursor``, ...) already exists at the root, and Claude
     Code, which reads no shared folder."""
     if agents:
-        unknown = [a for a in agents if a not in AGENTS]
+        named = [canonical_agent(a) for a in agents]
+        unknown = [a for a, name in zip(agents, named, strict=True) if name is None]
         if unknown:
             raise SkillsdError(
-                f"agents: unknown agent {unknown[0]!r} (known: {', '.join(AGENTS)})",
+                f"agents: unknown agent {unknown[0]!r} (accepted: {accepted_agent_names()})",
                 InvalidParamsData(field="agents"),
             )
-        return list(agents_in_order(agents))
+        return list(agents_in_order(name for name in named if name is not None))
     chosen = {"claude-code"}
     chosen.update(
         rules.name
