@@ -52,6 +52,7 @@ COMMAND_OWNERS = {
     "mcp": "mcp",
     "add": "install",
     "install": "install",
+    "restore": "install",
     "update": "install",
     "remove": "install",
     "installed": "install",

@@ -1,5 +1,6 @@
-"""``skillsd add|install|update|remove|installed|scan``: installing skills for every agent, with
-a lock file (``docs/install-skills.md``).
+"""``skillsd add|install|restore|update|remove|installed|scan``: installing skills for every
+agent, with a lock file (``docs/install-skills.md``). ``install SOURCE`` is ``add`` and a bare
+``install`` is ``restore``, as npm's ``install <pkg>`` and ``install``.
 
 The same operations as ``skills.install``, ``skills.restore``, ``skills.update``,
 ``skills.remove``, ``skills.installed`` and ``skills.scan``; ``--json`` prints exactly the
@@ -66,25 +67,33 @@ def register(subparsers: Any) -> None:
         metavar="SOURCE",
         help="a folder, a git URL or owner/repo (with @ref), or a .zip/.tar.gz/.skill archive",
     )
-    add.add_argument("--ref", help="branch, tag or commit (default: the default branch)")
-    add.add_argument("--path", help="subfolder of the source to look in")
-    add.add_argument(
-        "--skill", action="append", dest="skills", metavar="NAME", help="install only NAME"
-    )
-    add.add_argument(
-        "--agent", action="append", dest="agents", metavar="AGENT", help="link for AGENT"
-    )
-    add.add_argument("--copy", action="store_true", help="copy into agents' folders, no links")
-    add.add_argument(
-        "--force",
-        action="store_true",
-        help="install despite validation errors, danger findings or a folder the lock does not own",
-    )
+    _add_options(add)
     _common(add)
     add.set_defaults(func=_failing(_add))
 
-    restore_parser = subparsers.add_parser(
+    # npm's verbs: `install <pkg>` adds, a bare `install` (like `npm ci`) restores the lock.
+    both = subparsers.add_parser(
         "install",
+        help="install skills from SOURCE (as add), or with no SOURCE every skill of "
+        "skills-lock.json as locked (as restore)",
+        description=(
+            "With SOURCE, the same as skillsd add SOURCE. Without one, the same as skillsd "
+            "restore: every skill of the lock file at its locked commit, refusing any whose "
+            "digest differs (like npm ci)."
+        ),
+    )
+    both.add_argument(
+        "source",
+        metavar="SOURCE",
+        nargs="?",
+        help="what to add (see skillsd add); none: restore skills-lock.json",
+    )
+    _add_options(both, restores=True)
+    _common(both)
+    both.set_defaults(func=_failing(_install))
+
+    restore_parser = subparsers.add_parser(
+        "restore",
         help="install every skill of skills-lock.json as locked",
         description=(
             "Install every skill of the lock file at its locked commit; refuses any whose "
@@ -133,6 +142,38 @@ def register(subparsers: Any) -> None:
     scan.add_argument("path", metavar="PATH", help="a skill folder, or a folder of skills")
     _common(scan, scope=False)
     scan.set_defaults(func=_failing(_scan))
+
+
+#: The options only an add takes (a restore installs what the lock says), by their dest.
+_ADD_ONLY = {
+    "ref": "--ref",
+    "path": "--path",
+    "skills": "--skill",
+    "agents": "--agent",
+    "copy": "--copy",
+}
+
+
+def _add_options(parser: argparse.ArgumentParser, *, restores: bool = False) -> None:
+    parser.add_argument("--ref", help="branch, tag or commit (default: the default branch)")
+    parser.add_argument("--path", help="subfolder of the source to look in")
+    parser.add_argument(
+        "--skill", action="append", dest="skills", metavar="NAME", help="install only NAME"
+    )
+    parser.add_argument(
+        "--agent",
+        action="append",
+        dest="agents",
+        metavar="AGENT",
+        help="link for AGENT (claude-code or claude, gemini-cli or gemini, ...)",
+    )
+    parser.add_argument("--copy", action="store_true", help="copy into agents' folders, no links")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="install despite validation errors, danger findings or a folder the lock does "
+        "not own" + ("; without SOURCE, replace skills modified locally" if restores else ""),
+    )
 
 
 # -- plumbing -----------------------------------------------------------------------------------
@@ -206,6 +247,20 @@ def _add(args: argparse.Namespace) -> int:
         _findings(result.findings)
     _out(f"lock: {result.lock}")
     return 0
+
+
+def _install(args: argparse.Namespace) -> int:
+    if args.source is not None:
+        return _add(args)
+    given = [option for dest, option in _ADD_ONLY.items() if getattr(args, dest)]
+    if given:
+        print(
+            f"skillsd install: {given[0]} needs a SOURCE (without one, install restores "
+            "skills-lock.json)",
+            file=sys.stderr,
+        )
+        return 2
+    return _restore(args)
 
 
 def _restore(args: argparse.Namespace) -> int:
