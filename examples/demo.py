@@ -132,7 +132,24 @@ def main() -> int:
         cli(env, "run")
         cli(env, "run", "/fix-issue", "42", "high priority")
         rpc_demo(env)
+    next_steps()
     return 0
+
+
+def next_steps() -> None:
+    """How to run skillsd yourself: from this clone, and installed for daily use."""
+    script = Path(sys.executable).with_name("skillsd")  # the venv's command (.venv/bin/skillsd)
+    if script.exists():
+        shown = os.path.relpath(script) if script.is_relative_to(Path.cwd()) else str(script)
+        command = shown if "/" in shown else f"./{shown}"
+    else:
+        command = f"{sys.executable} -m skillsd"
+    banner("Your turn")
+    print(f"skillsd is installed in this clone only; from here, run it as {command}:")
+    print(f"    {command} --help")
+    print(f"    {command} list --cwd ~/src/your-project   # your own project's skills")
+    print("For daily use, install the `skillsd` command and connect your agents to it:")
+    print("    pipx install '.[mcp,tui]'   # then docs/install.md: one line per agent")
 
 
 if __name__ == "__main__":

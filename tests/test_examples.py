@@ -32,3 +32,27 @@ def test_python_client_example() -> None:
     assert f"candidate (user): {EXAMPLES / 'home'}" in text
     assert "loaded pdf-forms from the repo scope by id" in text
     assert "references/fields.md: 134 bytes, utf-8" in text
+
+
+def test_demo_ends_with_how_to_run_skillsd_and_install_it() -> None:
+    # As `make demo` runs it: the venv's Python, from the repository's root.
+    root = EXAMPLES.parent
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLSD_")}
+    out = subprocess.run(
+        [sys.executable, "examples/demo.py"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    tail = out.stdout.rsplit("== Your turn", 1)[1]
+    script = Path(sys.executable).with_name("skillsd")
+    command = os.path.relpath(script, root) if script.is_relative_to(root) else str(script)
+    assert f"run it as {command}:" in tail
+    assert "docs/install.md" in tail and "pipx install '.[mcp,tui]'" in tail
+    # The commands it prints run, from the same place.
+    help_line = next(line.strip() for line in tail.splitlines() if line.strip().endswith("--help"))
+    done = subprocess.run(help_line.split(), cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "usage" in done.stdout.lower(), done.stderr
