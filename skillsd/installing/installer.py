@@ -296,6 +296,41 @@ def agent_paths(target: InstallTarget, name: str, agents: list[str]) -> list[str
     return paths
 
 
+# -- adopting -----------------------------------------------------------------------------------
+
+
+def _adopted_from(target: InstallTarget, tree: str, skill: FoundSkill) -> str | None:
+    """Where a skill of a local source is adopted from: its folder sits in an agent's skills
+    folder of this scope (``~/.claude/skills/pdf`` with ``--user``, ``.claude/skills/pdf`` in a
+    repository) under its own name, or is the canonical folder itself (also through a link
+    to it). The path is spelled as the install's own paths are, so it matches its links."""
+    origin = os.path.normpath(os.path.join(tree, skill.rel))
+    if os.path.basename(origin) != skill.name:
+        return None
+    canonical = target.canonical(skill.name)
+    real = os.path.realpath(origin)
+    if real == os.path.realpath(canonical):
+        return canonical
+    if os.path.islink(origin):
+        return None
+    parent = os.path.dirname(real)
+    for folder in _folders(target):
+        if os.path.realpath(folder.absolute) == parent:
+            return os.path.join(folder.absolute, skill.name)
+    return None
+
+
+def _adopting_agents(target: InstallTarget, origin: str) -> list[str]:
+    """The agents that read the folder a skill is adopted from and not the canonical one:
+    they get a link (recorded in the lock), so every agent that saw the skill still does."""
+    folders = _folders(target)
+    canonical_readers = {
+        a for f in folders if os.path.normpath(f.absolute) == target.skills_dir for a in f.agents
+    }
+    at = os.path.dirname(origin)
+    return [a for f in folders if f.absolute == at for a in f.agents if a not in canonical_readers]
+
+
 # -- fetching -----------------------------------------------------------------------------------
 
 
@@ -451,12 +486,16 @@ def _place(
     *,
     owned: LockEntry | None,
     force: bool,
+    adopted: str | None = None,
 ) -> list[str]:
-    """Plan the canonical folder and the agents' links or copies; returns the link paths."""
+    """Plan the canonical folder and the agents' links or copies; returns the link paths.
+
+    ``adopted``: the folder the skill is adopted from (staged from it): it is replaced by the
+    agent's link, or taken away when no agent needs one there, without ``force``."""
     canonical = _writable(target, target.canonical(staged.name))
     # The lock owns the canonical folder it names: a folder (not a link or file put there).
     ours = owned is not None and os.path.isdir(canonical) and not os.path.islink(canonical)
-    if os.path.lexists(canonical) and not force and not ours:
+    if os.path.lexists(canonical) and not force and not ours and adopted != canonical:
         raise SkillsdError(
             f"{canonical} already exists and the lock file does not own it (force replaces it)",
             AlreadyExistsData(skill=staged.name, path=canonical),
@@ -464,7 +503,8 @@ def _place(
     txn.put(canonical, staged.path)
     links = [_writable(target, link) for link in agent_paths(target, staged.name, agents)]
     for link in links:
-        _check_replaceable(target, staged.name, link, canonical, owned, force=force)
+        if link != adopted:
+            _check_replaceable(target, staged.name, link, canonical, owned, force=force)
         new = txn.new_path(link, "link")
         linked = False
         if mode == "link":
@@ -476,6 +516,9 @@ def _place(
         if not linked:
             _copy_into(target, staged.path, new)
         txn.put(link, new)
+    if adopted is not None and adopted != canonical and adopted not in links:
+        # Every agent reading it reads the canonical folder too: moved, nothing left behind.
+        txn.put(_writable(target, adopted), None)
     if owned is not None:
         for old in agent_paths(target, staged.name, owned.agents):
             if old not in links and _owned_link(target, old, canonical, owned.digest):
@@ -604,33 +647,46 @@ def _install_chosen(
     source_text = _lock_source_text(source, target)
     for skill in chosen:
         owned = lock.skills.get(skill.name)
-        if owned is not None and owned.source != source_text and not params.force:
+        src = os.path.normpath(os.path.join(fetched.tree, skill.rel))
+        adopted = _adopted_from(target, fetched.tree, skill) if source.kind == "local" else None
+        skill_source, skill_agents = source_text, agents
+        if adopted is not None:
+            # Its only copy becomes the canonical folder, so that is its source from now on:
+            # restore finds it there, update records the edits made to it.
+            canonical = target.canonical(skill.name)
+            src = adopted if os.path.isdir(adopted) and not os.path.islink(adopted) else canonical
+            skill_source = _lock_source_text(
+                Source("local", canonical, relative_source_text(canonical, target.root)), target
+            )
+            skill_agents = list(agents_in_order([*agents, *_adopting_agents(target, adopted)]))
+            ctx.say(f"adopting {adopted} as {canonical}")
+        if owned is not None and owned.source != skill_source and not params.force:
             raise SkillsdError(
                 f"{skill.name} is installed from {owned.source}; force replaces it with the "
-                f"one from {source_text}",
+                f"one from {skill_source}",
                 AlreadyExistsData(skill=skill.name, path=target.canonical(skill.name)),
             )
-        src = os.path.normpath(os.path.join(fetched.tree, skill.rel))
         staged = _stage(txn, target, skill.name, src, ctx, force=params.force)
         links = _place(
             txn,
             target,
             staged,
-            agents,
+            skill_agents,
             params.mode,
             owned=owned,
             force=params.force,
+            adopted=adopted,
         )
         entry = LockEntry(
-            source=source_text,
+            source=skill_source,
             source_type=source.kind,
             digest=staged.digest,
-            agents=agents,
+            agents=skill_agents,
             mode=params.mode,
             installed_at=_now(),
             ref=ref,
             commit=fetched.commit,
-            path=None if skill.rel == "." else skill.rel,
+            path=None if skill.rel == "." or adopted is not None else skill.rel,
         )
         skills[skill.name] = entry
         staged_all.append((staged, links, entry))
@@ -835,7 +891,12 @@ def _update(
             update_info.skipped = "check"
             continue
         local = _status(target, name, entry)
-        if local.status == "modified" and not params.force:
+        # An adopted skill's source is its canonical folder: its edits are what update records.
+        if (
+            local.status == "modified"
+            and not params.force
+            and not _self_sourced(source, target, name)
+        ):
             shown = ", ".join(local.files) or "files unknown"
             update_info.skipped = f"modified locally ({shown}); force overwrites"
             continue
@@ -857,6 +918,13 @@ def _update(
     else:
         txn.abandon()
     return UpdateResult(updates=updates, findings=findings, lock=target.lock_path)
+
+
+def _self_sourced(source: Source, target: InstallTarget, name: str) -> bool:
+    """Whether a locked skill's source is its own canonical folder (an adopted skill)."""
+    return source.kind == "local" and os.path.realpath(source.location) == os.path.realpath(
+        target.canonical(name)
+    )
 
 
 def _subdir(workdir: str, index: int) -> str:
