@@ -90,10 +90,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     if words[:1] == ["__complete"]:
-        # A shell's completion asking for names: answered before any parser is built.
-        from skillsd.cli.completion import complete
-
-        return complete(words[1:])
+        # A shell's completion asking for names: answered before any parser is built (loaded
+        # by name, as every command module is: completion imports this package).
+        complete = importlib.import_module("skillsd.cli.completion").complete
+        answered: int = complete(words[1:])
+        return answered
     command = next((w for w in words if not w.startswith("-")), None)
     parser = build_parser(command)
     args = parser.parse_args(words)
