@@ -58,7 +58,7 @@ def test_enable_refuses_unknown_and_ambiguous_names(tree: dict[str, Path]) -> No
 
 def test_doctor_agents_prints_the_matrix_and_who_misses_what(tree: dict[str, Path]) -> None:
     write_skill(tree["project"] / ".claude" / "skills", "claude-only", "For Claude Code.")
-    out = run(tree, "doctor", "--agents")
+    out = run(tree, "doctor", "--agents", "--all", "--wide")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     header = lines[0].split()
@@ -73,7 +73,7 @@ def test_doctor_agents_prints_the_matrix_and_who_misses_what(tree: dict[str, Pat
     assert rows["pdf-forms"]["gemini-cli"] == "yes"
     assert "claude-only: not found by codex" in out.stdout
     assert "pdf-forms: not found by claude-code" in out.stdout
-    data = json.loads(run(tree, "doctor", "--agents", "--json").stdout)
+    data = json.loads(run(tree, "doctor", "--agents", "--all", "--json").stdout)
     assert data["agents"][:4] == ["claude-code", "codex", "opencode", "copilot"]
     by_name = {r["name"]: r for r in data["skills"]}
     assert "codex" in by_name["claude-only"]["missedBy"]
@@ -86,12 +86,14 @@ def test_list_summary_says_what_was_left_out_and_how_to_keep_it(tree: dict[str, 
     lenient = run(tree, "list", "--scope", "extra", "--extra-root", os.fspath(CORPORA))
     assert lenient.returncode == 0, lenient.stderr
     summary = lenient.stdout.splitlines()[-1]
-    assert summary.startswith("30 skills (8 with warnings); 1 left out as invalid")
+    assert summary.startswith("30 skills (8 with warnings, 4 with scan warnings); 1 left out")
     (tree["tmp"] / "config.toml").write_text('validation = "strict"\n')
     strict = run(tree, "list", "--scope", "extra", "--extra-root", os.fspath(CORPORA))
     summary = strict.stdout.splitlines()[-1]
     # The same 24 skills-ref accepts; the project's own broken skill is the 7th left out.
-    assert summary.startswith("24 skills (2 with warnings); 7 left out as invalid (")
+    assert summary.startswith(
+        "24 skills (2 with warnings, 3 with scan warnings); 7 left out as invalid ("
+    )
     assert "5 name.mismatch" in summary and "1 description.too_long" in summary
     assert 'validation = "lenient" in the config would keep 6' in summary
     assert summary.endswith("see why with `skillsd doctor` or `skillsd validate PATH`")

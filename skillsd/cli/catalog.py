@@ -24,8 +24,10 @@ from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.core.search import SearchIndex
+from skillsd.core.skill_scan import ScanSeverity, scan_skill
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.suggest import SuggestIndex
+from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import (
     ListParams,
     LoadParams,
@@ -202,6 +204,7 @@ def _list(args: argparse.Namespace) -> int:
     if args.json:
         return emit_json(listing)
     skills = listing.skills
+    scanned = scan_marks(skills)
     names = {s.id: one_line(s.qualified_name or s.name) for s in skills}
     width = max(map(len, names.values()), default=4)
     scope = None
@@ -212,6 +215,7 @@ def _list(args: argparse.Namespace) -> int:
         flags = "" if s.enabled else " [disabled]"
         flags += f" [copy of {one_line(copied)}]" if (copied := _copied_name(view, s)) else ""
         flags += "".join(f" [{mark}]" for mark in invocation_marks(s))
+        flags += f" [scan: {scanned[s.dir]}]" if s.dir in scanned else ""
         usage = slash_usage(s) if s.host is not None and s.host.argument_hint else None
         warn = f" ({len(s.diagnostics)} warning(s))" if s.diagnostics else ""
         desc = one_line(s.description, 70)
@@ -222,8 +226,27 @@ def _list(args: argparse.Namespace) -> int:
         print(one_line(f"invalid: {error.path}: {error.message}"))
     for diag in listing.diagnostics:
         print(one_line(f"{diag.severity}: {diag.path}: {diag.message}"))
-    print(one_line(list_summary(view.catalog, skills)))
+    if scanned:
+        print("scan: `skillsd scan PATH` shows what it found in a skill")
+    print(one_line(list_summary(view.catalog, skills, scanned)))
     return 0
+
+
+def scan_marks(skills: Sequence[SkillMetadata]) -> dict[str, ScanSeverity]:
+    """Skill folder -> the worst static-scan finding in it, ``danger`` or ``warning``; folders
+    with neither are left out. Each folder is scanned once (a copy shares its original's)."""
+    marks: dict[str, ScanSeverity] = {}
+    seen: set[str] = set()
+    for skill in skills:
+        if skill.dir in seen:
+            continue
+        seen.add(skill.dir)
+        severities = {f.severity for f in scan_skill(skill.dir)}
+        for worst in ("danger", "warning"):
+            if worst in severities:
+                marks[skill.dir] = worst
+                break
+    return marks
 
 
 @failing
@@ -237,14 +260,31 @@ def _suggest(args: argparse.Namespace) -> int:
         return emit_json(result)
     if not result.suggestions:
         print("no skill fits this request")
+    digits = score_digits([hit.score for hit in result.suggestions], result.threshold)
     for n, hit in enumerate(result.suggestions, 1):
-        mark = "activates" if hit.activate else "below threshold"
+        if hit.activate:
+            mark = "activates"
+        else:
+            mark = "loaded already" if hit.loaded else "below threshold"
         name = one_line(hit.skill.qualified_name or hit.skill.name)
-        print(f"{n}. {name}  {hit.score:.2f} ({mark})  [{hit.skill.scope}]")
+        print(f"{n}. {name}  {hit.score:.{digits}f} ({mark})  [{hit.skill.scope}]")
         for reason in hit.reasons:
             print(f"     {one_line(reason)}")
-    print(f"threshold {result.threshold:.2f} (config suggest.threshold)")
+    print(f"threshold {result.threshold:.{digits}f} (config suggest.threshold)")
     return 0
+
+
+def score_digits(scores: Sequence[float], threshold: float) -> int:
+    """The decimals to show ``scores`` and ``threshold`` with: two, or as many more as it takes
+    for no score to read as the threshold it is not (0.3996 would print as 0.40 beside a
+    threshold of 0.40)."""
+    for digits in range(2, 17):
+        if all(
+            score == threshold or f"{score:.{digits}f}" != f"{threshold:.{digits}f}"
+            for score in scores
+        ):
+            return digits
+    return 17
 
 
 def semantic_stage(view: ops.OperationView) -> Callable[[str], Sequence[float]] | None:

@@ -1,10 +1,12 @@
-"""``skillsd doctor [--cwd DIR] [--extra-root DIR] [--json]``: what skillsd sees here, and why.
+"""``skillsd doctor [--cwd DIR] [--extra-root DIR] [--json] [--no-fail]``: what skillsd sees
+here, and why.
 
 Config files in effect, every root with its counts, whether file watching works for those roots,
 the state file, the repository's trust and what it withholds, the permission policy in effect,
-agents, then every error and warning. It works without a
-daemon and exits 0 whenever it could report, broken skills and bad config files included (a bad
-config is reported, and the rest is shown with the defaults).
+personas, then every error and warning. It works without a daemon and reports in full whatever
+it finds (a bad config is reported, and the rest is shown with the defaults); the exit status is
+1 when a config file is invalid or the scan sees a ``danger`` in a skill, so a script or CI job
+notices, and 0 otherwise or with ``--no-fail``.
 """
 
 from __future__ import annotations
@@ -138,15 +140,29 @@ class DoctorReport(_Out, kw_only=True):
 def register(subparsers: Any) -> None:
     """Add the ``doctor`` subcommand."""
     p = subparsers.add_parser(
-        "doctor", help="report roots, config, watcher, state and every problem found"
+        "doctor",
+        help="report roots, config, watcher, state and every problem found",
+        description="Report roots, config, watcher, state and every problem found. Exit status: "
+        "1 when a config file is invalid or a skill has a danger scan finding (--no-fail: 0), "
+        "2 on a usage error, else 0.",
     )
     p.add_argument("--cwd", help="working directory to diagnose (default: .)")
     p.add_argument("--extra-root", action="append", default=[], metavar="DIR", help="an extra root")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument(
+        "--no-fail",
+        action="store_true",
+        help="exit 0 even with an invalid config file or a danger scan finding",
+    )
+    p.add_argument(
         "--agents",
         action="store_true",
-        help="which coding agent (Claude Code, Codex, opencode) finds which skill",
+        help="which coding agent (Claude Code, Codex, opencode) finds which skill: the agents "
+        "found here (on PATH or by their own folders), in 80 columns",
+    )
+    p.add_argument("--all", action="store_true", help="with --agents: every agent skillsd knows")
+    p.add_argument(
+        "--wide", action="store_true", help="with --agents: the whole table, lines of any length"
     )
     p.set_defaults(func=_run)
 
@@ -156,6 +172,9 @@ def _run(args: argparse.Namespace) -> int:
     if not os.path.isdir(cwd):
         print(f"skillsd doctor: --cwd {args.cwd}: not a directory", file=sys.stderr)
         return 2
+    if (args.all or args.wide) and not args.agents:
+        print("skillsd doctor: --all and --wide go with --agents", file=sys.stderr)
+        return 2
     if args.agents:
         return print_agents(
             cwd,
@@ -163,6 +182,8 @@ def _run(args: argparse.Namespace) -> int:
             home=os.path.expanduser("~"),
             extra_roots=args.extra_root,
             as_json=args.json,
+            every_agent=args.all,
+            wide=args.wide,
         )
     report = diagnose(
         cwd,
@@ -175,7 +196,15 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(msgspec.json.encode(report) + b"\n")
     else:
         print(render(report))
-    return 0
+    return 0 if args.no_fail else failure_status(report)
+
+
+def failure_status(report: DoctorReport) -> int:
+    """1 when a config file is invalid or a skill has a danger scan finding, else 0: the
+    problems a person must act on before trusting this setup (broken skills are left out of
+    the catalog and only reported)."""
+    config_error = any(e.code == "config.invalid" for e in report.errors)
+    return 1 if config_error or _dangers(report) else 0
 
 
 def _dangers(report: DoctorReport) -> int:
@@ -416,7 +445,8 @@ def render(report: DoctorReport) -> str:
         f"override {len(p.override)}, deny {len(p.deny)}, allow {len(p.allow)} rule(s)"
     )
     a = report.agents
-    lines.append(f"agents: {', '.join(a.names) if a.names else 'none'}")
+    # Agent definitions (personas), not the coding agents of `doctor --agents`.
+    lines.append(f"personas: {', '.join(a.names) if a.names else 'none'}")
     lines.append(
         f"suggestions: {'; '.join(report.suggest_stages)}; activate at "
         f"{report.suggest_threshold:.2f} (suggest.threshold)"

@@ -4,6 +4,7 @@ and how to see them (a user must never wonder where a skill went)."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 from skillsd.core.catalog import Catalog
 from skillsd.core.validation import LENIENT_DEMOTED
@@ -16,8 +17,11 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def list_summary(catalog: Catalog, shown: list[SkillMetadata]) -> str:
-    """One line: listed skills (with warnings, disabled), left-out ones by reason, next step."""
+def list_summary(
+    catalog: Catalog, shown: list[SkillMetadata], scanned: Mapping[str, str] | None = None
+) -> str:
+    """One line: listed skills (with warnings, disabled, flagged by the scan), left-out ones by
+    reason, next step. ``scanned``: skill folder -> its worst scan finding, when scanned."""
     listed = _count(len(shown), "skill")
     details = []
     warned = sum(1 for s in shown if any(d.severity == "warning" for d in s.diagnostics))
@@ -26,6 +30,10 @@ def list_summary(catalog: Catalog, shown: list[SkillMetadata]) -> str:
     disabled = sum(1 for s in shown if not s.enabled)
     if disabled:
         details.append(f"{disabled} disabled")
+    flagged = [scanned[s.dir] for s in shown if s.dir in scanned] if scanned else []
+    for severity in ("danger", "warning"):
+        if count := flagged.count(severity):
+            details.append(f"{count} with scan {severity}s")
     if details:
         listed += f" ({', '.join(details)})"
     errors = catalog.errors

@@ -38,7 +38,7 @@ def test_claude_code_shows_its_model_the_personal_skill_of_a_name(
     prompt = client.ok("skills.prompt", agent="claude-code", format="markdown")
     assert prompt["shown"] == 1
     assert "My own deploy." in prompt["text"] and "The project's." not in prompt["text"]
-    doctor = run_cli(tree, "doctor", "--agents")
+    doctor = run_cli(tree, "doctor", "--agents", "--all", "--wide")
     assert doctor.returncode == 0, doctor.stderr
     lines = doctor.stdout.splitlines()
     start = lines.index("loaded but not shown to the model:") + 1
