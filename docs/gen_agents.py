@@ -29,7 +29,10 @@ it by their own rules.
 - `skillsd doctor --agents` prints the matrix: `yes` (the agent shows the skill to its model),
   `hid` (it loads it but shows its model another skill of that name: its own precedence), `-`
   (it does not look there); then the skills each agent misses and the folders it reads, where
-  an agent loads a skill it does not show, and same-named skills whose files differ.
+  an agent loads a skill it does not show, and same-named skills whose files differ. Its
+  columns are the agents found here (a command of theirs on `PATH`, or their own folder in
+  the home, the working directory or the repository root; every agent when none is found),
+  `--all` gives every agent, and the output fits 80 columns (`--wide`: one table, full paths).
 - `skills.list {agent}` and `skills.prompt {agent}` (CLI: `skillsd list --agent claude-code`,
   `skillsd prompt --agent codex`) give one agent's view: what its model is shown here, not
   everything it loads. Claude Code, for one, loads a personal and a project skill of one name

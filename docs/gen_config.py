@@ -171,7 +171,8 @@ are ignored with a warning: see `docs/security.md`. An unknown key is ignored wi
 that names the closest setting (`` `promt.maxBytes` is not a setting; did you mean
 `prompt.maxBytes`? ``) and every command goes on; a wrong type or a value out of range makes
 the file invalid, and the error names the file, the key and what is allowed (`skillsd doctor`
-shows both). Changes apply at the next request, without a restart.
+shows both, and exits 1 on an invalid file). Changes apply at the next request, without a
+restart.
 
 Every key, with its type, its default and an example:
 """
