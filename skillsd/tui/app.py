@@ -3,7 +3,9 @@
 It is a host like any other: it connects through ``skillsd_client`` (by default to the shared
 per-user daemon, started if needed), opens its own session, lists the cwd's catalog with that
 session, searches with ``skills.search`` as the user types, toggles skills with
-``skills.setEnabled`` and re-lists whenever the daemon sends ``skills.changed``. Nothing here
+``skills.setEnabled`` and re-lists whenever the daemon sends ``skills.changed``. The listed
+skills are scanned with ``skills.scan`` in the background (`skillsd.tui.scans`), so that what
+``skillsd doctor`` warns about shows in the list, the detail and the Errors tab. Nothing here
 reads skill files itself.
 
 Every daemon call runs in a Textual worker; the workers of one kind are exclusive, so a newer
@@ -17,13 +19,13 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import ClassVar
 
-from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.message import Message
-from textual.widgets import Footer, Input, OptionList, Static, TabbedContent, TabPane, Tree
+from textual.screen import Screen
+from textual.widgets import Footer, Input, OptionList, TabbedContent, TabPane, Tree
 
 from skillsd import __version__
 from skillsd.core.display_text import escape_controls
@@ -31,9 +33,11 @@ from skillsd.tui.command_palette import CommandPalette
 from skillsd.tui.detail import SkillDetail, fetch_detail
 from skillsd.tui.dialogs import Choice, ChoiceDialog, FileDialog
 from skillsd.tui.installed import InstalledScreen
-from skillsd.tui.panes import DetailPane, ErrorsPane, SkillList, display_path
-from skillsd_client import AsyncClient, ClientError, Notification
+from skillsd.tui.panes import DetailPane, ErrorsPane, SkillList, TopBar, display_path
+from skillsd.tui.scans import ScanQueue
+from skillsd_client import AsyncClient, ClientError, ConnectError, Notification
 from skillsd_protocol import Scope, SkillMetadata
+from skillsd_protocol.install import ScanResult
 from skillsd_protocol.messages import (
     ClientInfo,
     InvokeResult,
@@ -53,6 +57,10 @@ REQUEST_TIMEOUT = 30.0
 CONNECTED = "connected"
 #: The most hits one search shows (the daemon clamps larger limits to this anyway).
 SEARCH_LIMIT = 50
+#: Rows from the highlighted one down scanned first when the highlight moves (about a page).
+SCAN_AHEAD = 12
+#: Seconds scan results are gathered before the rows they change are redrawn together.
+SCAN_REDRAW_DELAY = 0.1
 
 
 def shared_connector(socket_path: str | os.PathLike[str] | None = None) -> Connector:
@@ -140,11 +148,15 @@ class SkillsApp(App[None]):
         #: What the detail pane shows.
         self.detail: SkillDetail | None = None
         self.status = "starting"
+        #: The static scans of the listed skills, run in the background.
+        self.scans = ScanQueue(self._scan_skill, self._scan_done)
+        #: Skills whose scan arrived since the rows were last redrawn.
+        self._scanned_since: set[str] = set()
 
     # -- layout ----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static(id="topbar")
+        yield TopBar(id="topbar")
         yield SearchInput(placeholder="/ search skills (skills.search)", id="search")
         with TabbedContent(initial="skills-tab"):
             with TabPane("Skills", id="skills-tab"), Horizontal():
@@ -154,38 +166,46 @@ class SkillsApp(App[None]):
                 yield ErrorsPane(id="errors")
         yield Footer(compact=True)
 
+    @property
+    def _main(self) -> Screen[object]:
+        """The picker's own screen: updates arrive while a dialog is on top of it too."""
+        return self.screen_stack[0]
+
     def on_mount(self) -> None:
-        self.query_one(SkillList).show_message("connecting to skillsd…")
-        self.query_one(DetailPane).show_message("")
+        skills = self._main.query_one(SkillList)
+        skills.scans = self.scans.results
+        skills.show_message("connecting to skillsd…")
+        self._main.query_one(DetailPane).show_message("")
         self._show_topbar()
-        self.query_one(SkillList).focus()
+        skills.focus()
+        self.run_scans()
         self.connect()
 
     def _show_topbar(self) -> None:
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append("skillsd ui ", style="bold")
+        # The connection state first, so that a narrow terminal cuts the counts, never it.
+        head = [("skillsd ", "bold")]
         if self.status != CONNECTED:
-            # First, so that a narrow terminal cuts the counts, never the connection state.
-            text.append(f"{self.status} · ", style="bold yellow")
-        text.append(display_path(self.cwd))
-        if self.catalog is not None:
-            # workspace trust: an untrusted repository's skills grant nothing; say so (before the
-            # counts, which a narrow terminal cuts first) and how to change it.
-            if self.catalog.trusted:
-                text.append(" · trusted", style="green")
-            else:
-                text.append(" · untrusted (t)", style="bold yellow")
-        if self.scope is not None:
-            text.append(f" · {self.scope} only", style="bold cyan")
+            head.append((f"{self.status} · ", "bold yellow"))
+        tail = []
         catalog = self.catalog
+        if catalog is not None:
+            # workspace trust: an untrusted repository's skills grant nothing; say so (before the
+            # counts) and how to change it.
+            if catalog.trusted:
+                tail.append((" · trusted", "green"))
+            else:
+                tail.append((" · untrusted (t)", "bold yellow"))
+        if self.scope is not None:
+            tail.append((f" · {self.scope} only", "bold cyan"))
+        spare = []
         if catalog is not None:
             valid = len(catalog.skills)
             enabled = sum(s.enabled for s in catalog.skills)
-            text.append(f" · {valid} skills, {enabled} enabled", style="dim")
+            tail.append((f" · {valid} skills, {enabled} on", "dim"))
             if catalog.errors:
-                text.append(f" · {len(catalog.errors)} invalid", style="red")
-            text.append(f" · gen {catalog.generation}", style="dim")
-        self.query_one("#topbar", Static).update(text)
+                tail.append((f" · {len(catalog.errors)} invalid", "red"))
+            spare.append((f" · gen {catalog.generation}", "dim"))
+        self._main.query_one(TopBar).show(head, display_path(self.cwd), tail, spare)
 
     def _set_status(self, status: str) -> None:
         self.status = status
@@ -202,9 +222,11 @@ class SkillsApp(App[None]):
             client = await self._connector()
         except (ClientError, OSError) as exc:
             self._set_status("not connected: r retries")
-            self.query_one(SkillList).show_message(f"cannot reach skillsd: {exc}")
+            self._main.query_one(SkillList).show_message(f"cannot reach skillsd: {exc}")
             return
         self.client = client
+        # Another daemon (or the same after a restart) may see the files differently.
+        self.scans.clear()
         client.on_notification(self._on_skills_changed, "skills.changed")
         client.on_close(lambda: self._on_client_closed(client))
         try:
@@ -212,7 +234,7 @@ class SkillsApp(App[None]):
             self.session_id = (await client.session_open(cwd=self.cwd)).session_id
         except ClientError as exc:
             self._set_status("not connected: r retries")
-            self.query_one(SkillList).show_message(f"skillsd refused the session: {exc}")
+            self._main.query_one(SkillList).show_message(f"skillsd refused the session: {exc}")
             return
         self._set_status(CONNECTED)
         await self._refresh(force=False)
@@ -235,6 +257,7 @@ class SkillsApp(App[None]):
     def _catalog_changed(self, message: CatalogChanged) -> None:
         listed = self.catalog
         if listed is None or message.params.cwd in (listed.cwd, self.cwd):
+            self.scans.forget([*message.params.changed, *message.params.removed])
             self.refresh_catalog()
 
     async def _close_client(self) -> None:
@@ -271,27 +294,84 @@ class SkillsApp(App[None]):
             return
         self.catalog = catalog
         self._show_topbar()
-        self.query_one(ErrorsPane).show(catalog.errors, catalog.diagnostics, catalog.cwd)
-        problems = len(catalog.errors) + len(catalog.diagnostics)
-        self.query_one(TabbedContent).get_tab("errors-tab").label = f"Errors ({problems})"
+        self._show_errors()
         if self.search_text:
             await self._search()
         else:
             self._show_catalog()
 
     def _show_catalog(self) -> None:
-        skills = self.query_one(SkillList)
+        skills = self._main.query_one(SkillList)
         if self.catalog is None:
             return
         shown = [s for s in self.catalog.skills if self.scope in (None, s.scope)]
         if not shown:
             where = "here" if self.scope is None else f"in the {self.scope} scope (s: next scope)"
             skills.show_message(f"no skills {where} (see the Errors tab for invalid ones)")
-            self.query_one(DetailPane).show_message("")
+            self._main.query_one(DetailPane).show_message("")
             self.detail = None
             return
         skills.show_catalog(shown, keep=skills.highlighted_id)
+        self._want_scans()
         self._refresh_detail()
+
+    def _show_errors(self) -> None:
+        """The Errors tab and its label: invalid skills, discovery problems, scan findings."""
+        catalog = self.catalog
+        if catalog is None:
+            return
+        results = self.scans.results
+        scanned = [(s, results[s.id]) for s in catalog.skills if s.id in results]
+        progress = f"{len(scanned)} of {len(catalog.skills)} skills scanned"
+        if self.scans.busy:
+            progress += ", scanning…"
+        self._main.query_one(ErrorsPane).show(
+            catalog.errors, catalog.diagnostics, catalog.cwd, scanned, progress
+        )
+        flagged = sum(bool(scan.notable or scan.error) for _, scan in scanned)
+        problems = len(catalog.errors) + len(catalog.diagnostics) + flagged
+        self._main.query_one(TabbedContent).get_tab("errors-tab").label = f"Errors ({problems})"
+
+    # -- the static scan -------------------------------------------------------------------
+
+    @property
+    def scanning(self) -> bool:
+        """Whether a scan is waiting, in flight, or not yet shown."""
+        return self.scans.busy or bool(self._scanned_since)
+
+    @work(group="scans")
+    async def run_scans(self) -> None:
+        """Scan what the list asks for, for as long as the app runs."""
+        await self.scans.run()
+
+    async def _scan_skill(self, skill_id: str) -> ScanResult:
+        client = self.client
+        if client is None:
+            raise ConnectError("not connected to skillsd")
+        return await client.scan(id=skill_id, cwd=self.cwd)
+
+    def _want_scans(self) -> None:
+        """Ask for the scans of the shown skills, the highlighted one and those below first."""
+        skills = self._main.query_one(SkillList)
+        ids = skills.shown_ids
+        start = ids.index(skills.highlighted_id) if skills.highlighted_id in ids else 0
+        self.scans.want(ids[start:] + ids[:start])
+
+    def _scan_done(self, skill_id: str) -> None:
+        # Results come in bursts: redraw their rows once, shortly after the first.
+        if not self._scanned_since:
+            self.set_timer(SCAN_REDRAW_DELAY, self._show_scans)
+        self._scanned_since.add(skill_id)
+
+    def _show_scans(self) -> None:
+        done, self._scanned_since = self._scanned_since, set()
+        if not self.screen_stack:
+            return  # the app is closing
+        self._main.query_one(SkillList).redraw(done)
+        detail = self.detail
+        if detail is not None and detail.skill.id in done:
+            self._main.query_one(DetailPane).show_scan(self.scans.results.get(detail.skill.id))
+        self._show_errors()
 
     @on(Input.Changed, "#search")
     def _search_changed(self, event: Input.Changed) -> None:
@@ -304,7 +384,7 @@ class SkillsApp(App[None]):
         await self._search()
 
     async def _search(self) -> None:
-        skills = self.query_one(SkillList)
+        skills = self._main.query_one(SkillList)
         query, client = self.search_text, self.client
         if not query:
             self.search_result = None
@@ -343,6 +423,7 @@ class SkillsApp(App[None]):
             skills.show_hits(
                 result.results, result.count, result.truncated, skills.highlighted_id, activates
             )
+            self._want_scans()
         else:
             where = "" if self.scope is None else f" in the {self.scope} scope"
             skills.show_message(f"no skill matches {query!r}{where}")
@@ -366,13 +447,13 @@ class SkillsApp(App[None]):
     @property
     def selected(self) -> SkillMetadata | None:
         """The highlighted skill, as the last catalog listed it."""
-        return self._skill(self.query_one(SkillList).highlighted_id)
+        return self._skill(self._main.query_one(SkillList).highlighted_id)
 
     def _refresh_detail(self, force: bool = False) -> None:
         skill = self.selected
         if skill is None:
             self.detail = None
-            self.query_one(DetailPane).show_message("no skill selected")
+            self._main.query_one(DetailPane).show_message("no skill selected")
             return
         # Unchanged metadata means an unchanged file (mtime and size are in it).
         if force or self.detail is None or self.detail.skill != skill:
@@ -380,6 +461,8 @@ class SkillsApp(App[None]):
 
     @on(OptionList.OptionHighlighted, "#skills")
     def _highlighted(self) -> None:
+        # What the user looks at is scanned before the rest (a large list is scanned lazily).
+        self.scans.want(self._main.query_one(SkillList).ids_from_highlight(SCAN_AHEAD))
         self._refresh_detail()
 
     @work(exclusive=True, group="detail")
@@ -391,14 +474,18 @@ class SkillsApp(App[None]):
         try:
             detail = await fetch_detail(client, skill, cwd=self.cwd, session_id=self.session_id)
         except ClientError as exc:
-            self.query_one(DetailPane).show_message(f"{skill.name}: {exc}")
+            self._main.query_one(DetailPane).show_message(f"{skill.name}: {exc}")
             return
-        self.detail = detail
-        self.query_one(DetailPane).show(detail, self.cwd)
+        previous, self.detail = self.detail, detail
+        pane = self._main.query_one(DetailPane)
+        pane.show(detail, self.cwd, self.scans.results.get(skill.id))
+        if previous is None or previous.skill.id != skill.id:
+            # Another skill opens at its top; the same one, reloaded, stays where it was read.
+            pane.scroll_home(animate=False)
 
     @on(OptionList.OptionSelected, "#skills")
     def _selected(self) -> None:
-        pane = self.query_one(DetailPane)
+        pane = self._main.query_one(DetailPane)
         if pane.resource_tree.display:
             pane.resource_tree.focus()
         else:
@@ -459,12 +546,12 @@ class SkillsApp(App[None]):
             self.push_screen(InstalledScreen(self.client, self.cwd))
 
     def action_focus_search(self) -> None:
-        self.query_one(TabbedContent).active = "skills-tab"
-        self.query_one("#search", Input).focus()
+        self._main.query_one(TabbedContent).active = "skills-tab"
+        self._main.query_one("#search", Input).focus()
 
     def action_focus_list(self) -> None:
-        self.query_one(TabbedContent).active = "skills-tab"
-        self.query_one(SkillList).focus()
+        self._main.query_one(TabbedContent).active = "skills-tab"
+        self._main.query_one(SkillList).focus()
 
     def action_next_scope(self) -> None:
         """Cycle the scope filter: every scope, repo, user, extra."""
@@ -474,24 +561,26 @@ class SkillsApp(App[None]):
         self.run_search()
 
     def action_leave(self) -> None:
-        search = self.query_one("#search", Input)
+        search = self._main.query_one("#search", Input)
         if isinstance(self.focused, SkillList) and search.value:
             search.value = ""  # a second escape clears the search
         else:
             self.action_focus_list()
 
     def action_errors(self) -> None:
-        tabs = self.query_one(TabbedContent)
+        tabs = self._main.query_one(TabbedContent)
         if tabs.active == "errors-tab":
             self.action_focus_list()
         else:
             tabs.active = "errors-tab"
-            self.query_one(ErrorsPane).focus()
+            self._main.query_one(ErrorsPane).focus()
 
     def action_reload(self) -> None:
         if self.client is None:
             self.connect()
         else:
+            # A scan reads every file of a skill, and only SKILL.md edits are announced.
+            self.scans.clear()
             self.refresh_catalog(force=True)
             self._refresh_detail(force=True)
 

@@ -8,9 +8,10 @@ names, descriptions, paths and contents are shown escaped (:func:`escape_control
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -21,14 +22,18 @@ from textual.widgets.option_list import Option, OptionDoesNotExist
 from skillsd.core.display_text import escape_controls
 from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.tui.detail import SkillDetail, ToolDecision
+from skillsd.tui.scans import ScanState
 from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata
+from skillsd_protocol.install import ScanFinding
 from skillsd_protocol.messages import CheckResult, SearchHit
 from skillsd_protocol.model import SCOPE_ORDER
 
-__all__ = ["DetailPane", "ErrorsPane", "SkillList", "display_path"]
+__all__ = ["DetailPane", "ErrorsPane", "SkillList", "TopBar", "display_path"]
 
 _DECISION_STYLE = {"allow": "green", "ask": "yellow", "deny": "red"}
-_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+_SEVERITY_STYLE = {"error": "bold red", "danger": "bold red", "warning": "yellow", "info": "cyan"}
+#: The list's mark of a skill whose scan found something, by the worst severity found.
+SCAN_MARKS = {"danger": ("!", "bold red"), "warning": ("?", "dim yellow")}
 
 
 def display_path(path: str, cwd: str | None = None) -> str:
@@ -45,22 +50,79 @@ def display_path(path: str, cwd: str | None = None) -> str:
     return escape_controls(path)
 
 
+#: A part of the top bar: its text and style.
+Part = tuple[str, str]
+#: The fewest cells the top bar shortens the directory to before it drops the generation.
+PATH_MIN = 16
+
+
+def _left_cut(text: str, cells: int) -> str:
+    """``text`` cut from the left to at most ``cells`` cells, the cut marked with ``…``."""
+    if cell_len(text) <= cells:
+        return text
+    if cells <= 1:
+        return "…"[:cells]
+    start = 0
+    while cell_len(text[start:]) > cells - 1:
+        start += 1
+    return "…" + text[start:]
+
+
+class TopBar(Static):
+    """The line above the search box, fitted to its width: past the width, the directory is
+    shortened from the left (its last folders are what tell projects apart), then the least
+    useful parts are dropped; what comes first is cut last."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._parts: tuple[list[Part], str, list[Part], list[Part]] = ([], "", [], [])
+
+    def show(self, head: list[Part], path: str, tail: list[Part], spare: list[Part]) -> None:
+        """``head``, the directory ``path``, ``tail`` and the ``spare`` parts (dropped first)."""
+        self._parts = (head, path, tail, spare)
+        self.update(self._fit())
+
+    def on_resize(self) -> None:
+        self.update(self._fit())
+
+    def _fit(self) -> Text:
+        head, path, tail, spare = self._parts
+        width = self.content_size.width or max(self.app.size.width - 2, 0)
+
+        def cells(parts: list[Part]) -> int:
+            return sum(cell_len(t) for t, _ in parts)
+
+        room = width - cells(head + tail + spare)
+        if room < min(cell_len(path), PATH_MIN):
+            spare, room = [], width - cells(head + tail)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for part, style in [*head, (_left_cut(path, max(room, 1)), ""), *tail, *spare]:
+            text.append(part, style=style)
+        return text
+
+
 def _warnings(skill: SkillMetadata) -> int:
     return sum(d.severity != "info" for d in skill.diagnostics)
 
 
-def _row(skill: SkillMetadata, tag: Text | None = None) -> Text:
-    """Two lines: a checkbox, the name and warnings; then ``tag`` (if any) and the description."""
+def _row(skill: SkillMetadata, tag: Text | None = None, scan: ScanState | None = None) -> Text:
+    """Two lines: a checkbox, the scan's mark, the name and warnings; then ``tag`` (if any)
+    and the description."""
     line = Text()
     line.append("[x] " if skill.enabled else "[ ] ", style="green" if skill.enabled else "dim")
+    mark = SCAN_MARKS.get(scan.worst or "") if scan is not None else None
+    if mark is not None:
+        # Before the name, so that a long name cut at the list's edge never hides it.
+        symbol, style = mark
+        line.append(f"{symbol} ", style=style)
     line.append(escape_controls(skill.name), style="bold" if skill.enabled else "dim strike")
     count = _warnings(skill)
     if count:
         line.append(f" ⚠{count}", style="yellow")
     if not skill.enabled:
         line.append(" disabled", style="dim italic")
-    for mark in invocation_marks(skill):
-        line.append(f" {mark}", style="magenta")
+    for invocation in invocation_marks(skill):
+        line.append(f" {invocation}", style="magenta")
     line.append("\n    ")
     if tag is not None:
         line.append_text(tag)
@@ -77,9 +139,41 @@ class SkillList(OptionList):
         Binding("enter", "select", "Details", show=False),
     ]
 
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        #: The scans known so far, by skill id (the app's `ScanQueue.results`).
+        self.scans: Mapping[str, ScanState] = {}
+        #: Each shown skill and its tag, to redraw its row when its scan arrives.
+        self._shown: dict[str, tuple[SkillMetadata, Text | None]] = {}
+
+    @property
+    def shown_ids(self) -> list[str]:
+        """The ids of the skills shown, in list order."""
+        return list(self._shown)
+
+    def ids_from_highlight(self, count: int) -> list[str]:
+        """Up to ``count`` ids of shown skills, from the highlighted one down."""
+        ids = self.shown_ids
+        current = self.highlighted_id
+        start = ids.index(current) if current in ids else 0
+        return ids[start : start + count]
+
+    def redraw(self, ids: Iterable[str]) -> None:
+        """Redraw the rows of ``ids`` (their scan arrived)."""
+        for skill_id in ids:
+            shown = self._shown.get(skill_id)
+            if shown is not None:
+                skill, tag = shown
+                self.replace_option_prompt(skill_id, self._row(skill, tag))
+
+    def _row(self, skill: SkillMetadata, tag: Text | None = None) -> Text:
+        self._shown[skill.id] = (skill, tag)
+        return _row(skill, tag, self.scans.get(skill.id))
+
     def show_catalog(self, skills: Sequence[SkillMetadata], keep: str | None) -> None:
         """Show ``skills`` under one header per scope, keeping skill ``keep`` highlighted;
         disabled ones are marked (and found by search too, so they can be enabled again)."""
+        self._shown = {}
         options: list[Option | None] = []
         for scope in sorted(SCOPE_ORDER, key=SCOPE_ORDER.__getitem__):
             members = [s for s in skills if s.scope == scope]
@@ -88,7 +182,7 @@ class SkillList(OptionList):
             enabled = sum(s.enabled for s in members)
             header = Text(f"{scope} · {len(members)} skills, {enabled} enabled", style="bold")
             options.append(Option(header, disabled=True))
-            options.extend(Option(_row(s), id=s.id) for s in members)
+            options.extend(Option(self._row(s), id=s.id) for s in members)
         self._replace(options, keep)
 
     def show_hits(
@@ -106,15 +200,17 @@ class SkillList(OptionList):
         if activates:
             header.append(f" · {len(activates)} would activate (▶)")
         header.stylize("bold")
+        self._shown = {}
         options: list[Option | None] = [Option(header, disabled=True)]
         for hit in hits:
             mark = "▶ " if hit.skill.id in activates else ""
             tag = Text(f"{mark}{hit.reason} {hit.score:.2f} · {hit.skill.scope}", style="cyan")
-            options.append(Option(_row(hit.skill, tag), id=hit.skill.id))
+            options.append(Option(self._row(hit.skill, tag), id=hit.skill.id))
         self._replace(options, keep)
 
     def show_message(self, message: str) -> None:
         """Replace the rows with one line of text (not connected, nothing found...)."""
+        self._shown = {}
         self._replace([Option(Text(escape_controls(message), style="italic"), disabled=True)], None)
 
     @property
@@ -168,6 +264,41 @@ def _diagnostic_line(diagnostic: Diagnostic, indent: str = "  ") -> Text:
     return line
 
 
+def _finding_line(finding: ScanFinding, indent: str = "  ") -> Text:
+    """``severity file:line: [code] message``, as ``skillsd doctor`` says it."""
+    line = Text(indent)
+    line.append(finding.severity, style=_SEVERITY_STYLE.get(finding.severity, ""))
+    where = finding.file if finding.line is None else f"{finding.file}:{finding.line}"
+    line.append(escape_controls(f" {where}: "))
+    line.append(escape_controls(f"[{finding.code}]"), style="bold")
+    line.append(escape_controls(f" {finding.message}"))
+    return line
+
+
+def scan_text(scan: ScanState | None) -> Text:
+    """The detail pane's scan section for one skill (None: not scanned yet)."""
+    text = Text()
+    text.append("Scan", style="bold underline")
+    if scan is None:
+        text.append("  scanning (skills.scan)…\n", style="dim")
+        return text
+    if scan.error is not None:
+        text.append(escape_controls(f"  failed: {scan.error}") + "\n", style="red")
+        return text
+    notable = scan.notable
+    info = len(scan.findings) - len(notable)
+    also = f" (and {info} info)" if info else ""
+    if not notable:
+        text.append(f"  nothing to warn about{also}\n", style="dim")
+        return text
+    count = f"{len(notable)} finding{'' if len(notable) == 1 else 's'}{also}"
+    text.append(f"  {count}\n", style="dim")
+    for finding in notable:
+        text.append_text(_finding_line(finding))
+        text.append("\n")
+    return text
+
+
 def _file_tree_paths(files: Sequence[str]) -> dict[str, list[str]]:
     """Directory (``""`` for the skill's top level) -> the files directly in it."""
     tree: dict[str, list[str]] = {}
@@ -182,6 +313,7 @@ class DetailPane(VerticalScroll, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
+        yield Static(id="scan")
         yield Static(id="permissions")
         yield Static(id="resources-title")
         tree: Tree[str] = Tree("files", id="resources")
@@ -192,14 +324,15 @@ class DetailPane(VerticalScroll, can_focus=True):
     def show_message(self, message: str) -> None:
         """Clear the pane and show ``message``."""
         self.query_one("#summary", Static).update(Text(escape_controls(message), style="italic"))
-        for name in ("permissions", "resources-title", "content"):
+        for name in ("scan", "permissions", "resources-title", "content"):
             self.query_one(f"#{name}", Static).update("")
         self.query_one("#resources", Tree).display = False
 
-    def show(self, detail: SkillDetail, cwd: str) -> None:
-        """Render ``detail`` (paths shown relative to ``cwd``)."""
+    def show(self, detail: SkillDetail, cwd: str, scan: ScanState | None) -> None:
+        """Render ``detail`` (paths shown relative to ``cwd``) and its ``scan``."""
         skill = detail.skill
         self.query_one("#summary", Static).update(self._summary(skill, cwd))
+        self.show_scan(scan)
         self.query_one("#permissions", Static).update(self._permissions(detail))
         tree: Tree[str] = self.query_one("#resources", Tree)
         tree.clear()
@@ -234,6 +367,10 @@ class DetailPane(VerticalScroll, can_focus=True):
             )
             tree.display = False
         self.query_one("#content", Static).update(self._content(detail))
+
+    def show_scan(self, scan: ScanState | None) -> None:
+        """Render the scan section (None: still scanning)."""
+        self.query_one("#scan", Static).update(scan_text(scan))
 
     @property
     def resource_tree(self) -> Tree[str]:
@@ -278,7 +415,7 @@ class DetailPane(VerticalScroll, can_focus=True):
     @staticmethod
     def _permissions(detail: SkillDetail) -> Text:
         text = Text()
-        text.append("Load permission\n", style="bold underline")
+        text.append("\nLoad permission\n", style="bold underline")
         text.append(f"  {escape_controls(detail.load_rule)}  ")
         text.append_text(_decision(detail.load_check))
         if detail.load_check.decision != "allow":
@@ -317,18 +454,30 @@ class DetailPane(VerticalScroll, can_focus=True):
 
 
 class ErrorsPane(VerticalScroll, can_focus=True):
-    """Skills that failed validation, with every diagnostic, and scan-level problems."""
+    """Skills that failed validation, with every diagnostic, the discovery's problems, and
+    what the static scan found in the listed skills."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="errors-text")
 
     def show(
-        self, errors: Sequence[SkillLoadError], diagnostics: Sequence[Diagnostic], cwd: str
+        self,
+        errors: Sequence[SkillLoadError],
+        diagnostics: Sequence[Diagnostic],
+        cwd: str,
+        findings: Sequence[tuple[SkillMetadata, ScanState]] = (),
+        progress: str = "",
     ) -> None:
-        """Render the catalog's ``errors`` and top-level ``diagnostics``."""
+        """Render the catalog's ``errors`` and top-level ``diagnostics``, then each skill's scan
+        ``findings`` (skills without warnings or dangers are left out) and the scan's
+        ``progress`` (how many listed skills are scanned)."""
         text = Text()
-        if not errors and not diagnostics:
-            text.append("No invalid skills and no scan problems.", style="italic")
+        notable = [(skill, scan) for skill, scan in findings if scan.notable or scan.error]
+        if not errors and not diagnostics and not notable:
+            text.append("No invalid skills, discovery problems or scan findings.", style="italic")
+            if progress:
+                text.append(f" ({progress})", style="dim")
+            text.append("\n")
         for error in errors:
             text.append(display_path(error.path, cwd), style="bold")
             text.append(f"\n  {escape_controls(error.message)}\n", style="red")
@@ -337,10 +486,24 @@ class ErrorsPane(VerticalScroll, can_focus=True):
                 text.append("\n")
             text.append("\n")
         if diagnostics:
-            text.append("Scan diagnostics\n", style="bold underline")
+            text.append("Discovery diagnostics\n", style="bold underline")
             for diagnostic in diagnostics:
                 text.append_text(_diagnostic_line(diagnostic))
                 if diagnostic.path:
                     text.append(f" ({display_path(diagnostic.path, cwd)})", style="dim")
                 text.append("\n")
+            text.append("\n")
+        if notable:
+            text.append("Scan findings", style="bold underline")
+            text.append(
+                f"  skills.scan; {progress}\n" if progress else "  skills.scan\n", style="dim"
+            )
+            for skill, scan in notable:
+                text.append(escape_controls(skill.name), style="bold")
+                text.append(f" ({skill.scope}) {display_path(skill.dir, cwd)}\n", style="dim")
+                if scan.error is not None:
+                    text.append(escape_controls(f"  scan failed: {scan.error}") + "\n", style="red")
+                for finding in scan.notable:
+                    text.append_text(_finding_line(finding))
+                    text.append("\n")
         self.query_one("#errors-text", Static).update(text)
