@@ -415,7 +415,7 @@ class DetailPane(VerticalScroll, can_focus=True):
     @staticmethod
     def _permissions(detail: SkillDetail) -> Text:
         text = Text()
-        text.append("\nLoad permission\n", style="bold underline")
+        text.append("Load permission\n", style="bold underline")
         text.append(f"  {escape_controls(detail.load_rule)}  ")
         text.append_text(_decision(detail.load_check))
         if detail.load_check.decision != "allow":
