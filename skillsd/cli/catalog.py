@@ -24,9 +24,10 @@ from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.core.search import SearchIndex
-from skillsd.core.skill_scan import ScanSeverity, scan_skill
+from skillsd.core.skill_scan import ScanSeverity
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.suggest import SuggestIndex
+from skillsd.runtime.scan_marks import ScanMarks
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import (
     ListParams,
@@ -234,18 +235,15 @@ def _list(args: argparse.Namespace) -> int:
 
 def scan_marks(skills: Sequence[SkillMetadata]) -> dict[str, ScanSeverity]:
     """Skill folder -> the worst static-scan finding in it, ``danger`` or ``warning``; folders
-    with neither are left out. Each folder is scanned once (a copy shares its original's)."""
+    with neither are left out. A folder whose files have not changed since an earlier run is
+    not scanned again (:class:`~skillsd.runtime.scan_marks.ScanMarks`)."""
+    remembered = ScanMarks()
     marks: dict[str, ScanSeverity] = {}
-    seen: set[str] = set()
-    for skill in skills:
-        if skill.dir in seen:
-            continue
-        seen.add(skill.dir)
-        severities = {f.severity for f in scan_skill(skill.dir)}
-        for worst in ("danger", "warning"):
-            if worst in severities:
-                marks[skill.dir] = worst
-                break
+    for folder in dict.fromkeys(skill.dir for skill in skills):
+        worst = remembered.worst(folder)
+        if worst is not None:
+            marks[folder] = worst
+    remembered.save()
     return marks
 
 
