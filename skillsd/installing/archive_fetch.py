@@ -197,8 +197,9 @@ class _HTTP(urllib.request.HTTPHandler):
 
 
 def _https_handler() -> Callable[[_Transfer], urllib.request.BaseHandler] | None:
-    """The HTTPS handler, or None where :mod:`ssl` is not loaded (the daemon declines it to
-    save memory; an https URL then fails as urllib says, naming the scheme)."""
+    """The HTTPS handler, or None in a Python built without :mod:`ssl` (an https URL then
+    fails as urllib says, naming the scheme). Its classes are made here because their bases
+    exist only with :mod:`ssl`."""
     if not hasattr(http.client, "HTTPSConnection"):
         return None
 
