@@ -1,7 +1,9 @@
 """``skillsd mcp``: serve the skills to MCP clients (docs/mcp.md), on stdio or streamable HTTP.
 
-Needs the optional extra ``skillsd[mcp]`` (the official MCP SDK); without it the command exits 2
-naming the install line. Logs go to stderr only: stdout is the protocol.
+stdio is served by skillsd's own JSON-RPC endpoint and imports no MCP SDK (a host gives the
+server little time to answer its first request). ``--http`` needs the optional extra
+``skillsd[mcp]`` (the official MCP SDK); without it the command exits 2 naming the install line.
+Logs go to stderr only: stdout is the protocol.
 """
 
 from __future__ import annotations
@@ -12,8 +14,6 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
-
-from skillsd.cli.extras import extra_hint
 
 
 def register(subparsers: Any) -> None:
@@ -55,19 +55,24 @@ def register(subparsers: Any) -> None:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    try:
-        import mcp.server  # noqa: F401  (the SDK: an optional extra)
-    except ImportError:
-        hint = extra_hint("mcp", Path(__file__).resolve().parents[1], sys.executable)
-        print(
-            "skillsd mcp: the MCP SDK (the extra skillsd[mcp]) is not installed; add it "
-            f"with: {hint}",
-            file=sys.stderr,
-        )
-        return 2
+    stdio = args.http is None
+    if not stdio:  # stdio does without the SDK: importing it takes longer than hosts wait
+        try:
+            import mcp.server  # noqa: F401  (the SDK: an optional extra)
+        except ImportError:
+            from skillsd.cli.extras import extra_hint
+
+            hint = extra_hint("mcp", Path(__file__).resolve().parents[1], sys.executable)
+            print(
+                "skillsd mcp: the MCP SDK (the extra skillsd[mcp]) is not installed; add it "
+                f"with: {hint}",
+                file=sys.stderr,
+            )
+            return 2
     from skillsd.runtime.process_memory import prepare_daemon_process
 
-    prepare_daemon_process(tls=True)  # large replies go back to the OS once sent
+    # Large replies go back to the OS once sent; only the HTTP server's libraries need TLS.
+    prepare_daemon_process(tls=not stdio)
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level.upper(),
@@ -83,7 +88,7 @@ def _mcp(args: argparse.Namespace) -> int:
     from skillsd.mcp_bridge.transports import serve_http, serve_stdio
 
     given = args.cwd is not None
-    if args.http is None:
+    if stdio:
         return serve_stdio(cwd, cwd_given=given)
     host, _, port = args.http.rpartition(":")
     if not port.isdigit():

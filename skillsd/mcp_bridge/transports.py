@@ -7,8 +7,6 @@ import shlex
 import stat
 import sys
 
-import anyio
-
 from skillsd.core.bounded_read import open_regular_file, read_at_most
 from skillsd.mcp_bridge.http_guard import (
     TOKEN_ENV,
@@ -19,8 +17,6 @@ from skillsd.mcp_bridge.http_guard import (
     new_token,
     write_token_file,
 )
-from skillsd.mcp_bridge.server import SkillsBridge
-from skillsd.runtime.services import Services
 from skillsd_client._errors import ConnectError
 from skillsd_client._local_socket import ensure_private_dir, runtime_dir
 
@@ -34,20 +30,12 @@ _MAKE_ONE = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
 
 
 def serve_stdio(cwd: str, *, cwd_given: bool = True) -> int:
-    """Serve one MCP client on stdin/stdout until it closes them."""
-    from mcp.server.stdio import stdio_server
+    """Serve one MCP client on stdin/stdout until it leaves: skillsd's own JSON-RPC endpoint,
+    without the MCP SDK (:mod:`skillsd.mcp_bridge.native_stdio`), so that the first answer comes
+    before a host gives up waiting for it."""
+    from skillsd.mcp_bridge.native_stdio import serve
 
-    async def main() -> None:
-        bridge = SkillsBridge(Services.create(cwd=cwd), cwd, cwd_given=cwd_given)
-        server = bridge.server()
-        try:
-            async with stdio_server() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, bridge.initialization_options(server))
-        finally:
-            bridge.services.catalogs.close()
-
-    anyio.run(main)
-    return 0
+    return serve(cwd, cwd_given=cwd_given)
 
 
 def serve_http(
@@ -180,6 +168,9 @@ def _run_http(
 ) -> int:
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
+
+    from skillsd.mcp_bridge.server import SkillsBridge
+    from skillsd.runtime.services import Services
 
     bridge = SkillsBridge(Services.create(cwd=cwd), cwd, cwd_given=cwd_given, transport="http")
     server = bridge.server()
