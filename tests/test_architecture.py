@@ -63,8 +63,9 @@ def test_operations_import_only_the_core_and_the_protocol() -> None:
 
 #: The faces: each translates its own wire (or screen) to the runtime and back.
 FACES = ("daemon", "mcp_bridge", "cli", "tui")
-#: Beneath the faces: the core, the operations and the runtime (services and use cases).
-BENEATH = ("core", "runtime")
+#: Beneath the faces: the core, the operations, the runtime (services and use cases) and
+#: JSON-RPC on a stream (the daemon's methods and MCP on stdio are both spoken with it).
+BENEATH = ("core", "runtime", "jsonrpc")
 
 
 def _package_of(name: str) -> str | None:

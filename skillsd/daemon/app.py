@@ -20,8 +20,8 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from skillsd.daemon import lifecycle
-from skillsd.daemon.endpoint import RequestContext
-from skillsd.daemon.router import Router
+from skillsd.jsonrpc.endpoint import RequestContext
+from skillsd.jsonrpc.router import Router
 from skillsd_protocol import METHODS
 
 if TYPE_CHECKING:

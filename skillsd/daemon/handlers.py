@@ -17,8 +17,8 @@ import msgspec
 from skillsd import __version__
 from skillsd import operations as ops
 from skillsd.core.model_tools import tool_definitions
-from skillsd.daemon.endpoint import Connection, RequestContext, Router, open_connections
-from skillsd.daemon.router import Encoded
+from skillsd.jsonrpc.endpoint import Connection, RequestContext, Router, open_connections
+from skillsd.jsonrpc.router import Encoded
 from skillsd.runtime import install_requests as irq
 from skillsd.runtime import process_status
 from skillsd.runtime import requests as rq

@@ -21,7 +21,7 @@ from functools import partial
 
 from skillsd import __version__
 from skillsd.core import limits
-from skillsd.daemon.endpoint import Connection, InvalidParams, RequestContext, Router
+from skillsd.jsonrpc.endpoint import Connection, InvalidParams, RequestContext, Router
 from skillsd_protocol import PROTOCOL_VERSION
 from skillsd_protocol.messages import (
     Empty,

@@ -26,11 +26,11 @@ from pathlib import Path
 
 from skillsd.core import limits
 from skillsd.daemon import app, runtime_paths
-from skillsd.daemon.channel import StreamChannel
 from skillsd.daemon.daemon_lock import AlreadyRunning, DaemonLock
-from skillsd.daemon.endpoint import Connection, Router
-from skillsd.daemon.memory_budget import MemoryBudget
 from skillsd.daemon.proxy import peer_uid
+from skillsd.jsonrpc.channel import StreamChannel
+from skillsd.jsonrpc.endpoint import Connection, Router
+from skillsd.jsonrpc.memory_budget import MemoryBudget
 
 __all__ = ["SocketServer", "peer_uid", "run_socket_server"]
 

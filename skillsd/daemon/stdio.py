@@ -12,30 +12,17 @@ import asyncio
 import logging
 import os
 import signal
-import sys
 
 from skillsd.core import limits
 from skillsd.daemon import app
-from skillsd.daemon.channel import StreamChannel
-from skillsd.daemon.endpoint import Connection, Router
-from skillsd.daemon.memory_budget import MemoryBudget
+from skillsd.jsonrpc.channel import StreamChannel
+from skillsd.jsonrpc.endpoint import Connection, Router
+from skillsd.jsonrpc.memory_budget import MemoryBudget
+from skillsd.jsonrpc.process_stdio import claim_stdio
 
-__all__ = ["claim_stdio", "run_stdio", "serve_stdio"]
+__all__ = ["run_stdio", "serve_stdio"]
 
 log = logging.getLogger("skillsd.daemon")
-
-
-def claim_stdio() -> tuple[int, int]:
-    """Take stdin/stdout for the protocol; return the private (input, output) descriptors."""
-    sys.stdout.flush()
-    in_fd = os.dup(0)
-    out_fd = os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return in_fd, out_fd
 
 
 async def serve_stdio(

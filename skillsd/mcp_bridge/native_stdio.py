@@ -1,5 +1,5 @@
 """``skillsd mcp`` on stdio, served by skillsd's own JSON-RPC endpoint
-(:mod:`skillsd.daemon.endpoint`) instead of the MCP SDK.
+(:mod:`skillsd.jsonrpc.endpoint`) instead of the MCP SDK.
 
 A host gives a stdio server a few hundred milliseconds to answer its first request (a version
 probe, then ``initialize``), and importing the MCP SDK alone takes longer than that on a busy
@@ -43,11 +43,11 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from skillsd import __version__
-from skillsd.daemon.channel import StreamChannel
-from skillsd.daemon.endpoint import Connection, RequestContext, RpcError
-from skillsd.daemon.envelopes import ENCODER, error_payload
-from skillsd.daemon.router import AnyResult, Router
-from skillsd.daemon.stdio import claim_stdio
+from skillsd.jsonrpc.channel import StreamChannel
+from skillsd.jsonrpc.endpoint import Connection, RequestContext, RpcError
+from skillsd.jsonrpc.envelopes import ENCODER, error_payload
+from skillsd.jsonrpc.process_stdio import claim_stdio
+from skillsd.jsonrpc.router import AnyResult, Router
 from skillsd.mcp_bridge.exchange import (
     HANDSHAKE_VERSIONS,
     MODERN_VERSIONS,
@@ -806,7 +806,7 @@ def _bad_initialize(params: _Wire) -> str | None:
 def serve(cwd: str, *, cwd_given: bool) -> int:
     """Serve one MCP client on stdin/stdout until it leaves; return the exit status.
 
-    stdout carries protocol messages only (:func:`~skillsd.daemon.stdio.claim_stdio`)."""
+    stdout carries protocol messages only (:func:`~skillsd.jsonrpc.process_stdio.claim_stdio`)."""
     in_fd, out_fd = claim_stdio()
     loop = asyncio.new_event_loop()
     executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix=_WORKER_PREFIX)

@@ -18,8 +18,8 @@ from typing import Any
 
 import msgspec
 
-from skillsd.daemon.endpoint import RequestContext
-from skillsd.daemon.router import Router
+from skillsd.jsonrpc.endpoint import RequestContext
+from skillsd.jsonrpc.router import Router
 from skillsd.runtime import catalog_cache
 from skillsd_protocol.messages import Params
 

@@ -17,8 +17,8 @@ from typing import Any
 import msgspec
 
 from skillsd.core.errors import SkillsdError
-from skillsd.daemon.endpoint import RequestContext
-from skillsd.daemon.router import Router
+from skillsd.jsonrpc.endpoint import RequestContext
+from skillsd.jsonrpc.router import Router
 from skillsd_protocol import AnyErrorData
 from skillsd_protocol.messages import Empty, Params
 

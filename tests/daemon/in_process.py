@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from skillsd.daemon.app import build_router
-from skillsd.daemon.channel import StreamChannel
-from skillsd.daemon.endpoint import Connection
+from skillsd.jsonrpc.channel import StreamChannel
+from skillsd.jsonrpc.endpoint import Connection
 from skillsd.runtime.services import Services
 from tests.daemon.daemon_harness import TIMEOUT, LineReader, request
 

@@ -16,7 +16,7 @@ import pytest
 from skillsd.core.errors import SkillsdError, UnknownToolData
 from skillsd.daemon import lifecycle
 from skillsd.daemon.app import build_router
-from skillsd.daemon.endpoint import Connection, InvalidParams, RequestContext, Router
+from skillsd.jsonrpc.endpoint import Connection, InvalidParams, RequestContext, Router
 from skillsd_protocol import METHODS, ErrorCode
 from skillsd_protocol.errors import SkillNotFoundData
 from skillsd_protocol.messages import Empty, InitializeResult, Params, SearchParams

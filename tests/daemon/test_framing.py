@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillsd.daemon.framing import Framer, Framing, FramingError, Oversized
+from skillsd.jsonrpc.framing import Framer, Framing, FramingError, Oversized
 
 
 def _normalise(events: list[Any]) -> list[Any]:

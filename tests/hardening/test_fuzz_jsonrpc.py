@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from skillsd.core.state import StateStore
 from skillsd.daemon import handlers, lifecycle
-from skillsd.daemon.endpoint import Connection, Router
+from skillsd.jsonrpc.endpoint import Connection, Router
 from skillsd.runtime.catalog_cache import CatalogCache
 from skillsd.runtime.services import Services
 from skillsd_protocol import KIND_CODES, METHODS

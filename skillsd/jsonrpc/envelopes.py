@@ -10,8 +10,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from skillsd.core.tree_walk import display_name
-from skillsd.daemon.framing import Payload
-from skillsd.daemon.router import AnyResult, Encoded, Handler
+from skillsd.jsonrpc.framing import Payload
+from skillsd.jsonrpc.router import AnyResult, Encoded, Handler
 from skillsd_protocol.messages import CancelParams
 
 log = logging.getLogger("skillsd.daemon")

@@ -1,10 +1,11 @@
 """The JSON-RPC 2.0 endpoint: messages <-> handler calls, for one connection (the protocol's
 rules are in docs/protocol.md).
 
-`Router` (`skillsd.daemon.router`) maps method names to handlers; `Connection` speaks JSON-RPC
-over a `Channel` (the transport's bytes: stdio pipes, a socket, or a list in a test); the error
-replies are `skillsd.daemon.rpc_errors`, the messages' encodings `skillsd.daemon.envelopes`, what a
-handler gets besides its params `RequestContext`. A handler is
+`Router` (`skillsd.jsonrpc.router`) maps method names to handlers; `Connection` speaks
+JSON-RPC over a `Channel` (the transport's bytes: stdio pipes, a socket, or a list in a
+test); the error replies are `skillsd.jsonrpc.rpc_errors`, the messages' encodings
+`skillsd.jsonrpc.envelopes`, what a handler gets besides its params `RequestContext`. A
+handler is
 
     def handler(params: ParamsStruct, ctx: RequestContext) -> ResultStruct        # inline/thread
     async def handler(params: ParamsStruct, ctx: RequestContext) -> ResultStruct  # async
@@ -27,7 +28,7 @@ while the daemon keeps answering would make that queue grow without bound, so on
 than ``max_pending_output_bytes`` (default `limits.MAX_PENDING_OUTPUT_BYTES`) the connection is
 dropped. Input is paused while ``limits.MAX_INFLIGHT_REQUESTS`` requests are running. Queued
 output and unfinished input of all the connections sharing a `MemoryBudget` are bounded together
-(`skillsd.daemon.memory_budget`): over it, the connection holding the most is dropped first.
+(`skillsd.jsonrpc.memory_budget`): over it, the connection holding the most is dropped first.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from msgspec import UNSET, UnsetType
 
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.daemon.envelopes import (
+from skillsd.jsonrpc.envelopes import (
     ANY_DECODER,
     BAD_PARAMS,
     CANCEL_DECODER,
@@ -63,7 +64,7 @@ from skillsd.daemon.envelopes import (
     explain_invalid,
     result_payload,
 )
-from skillsd.daemon.framing import (
+from skillsd.jsonrpc.framing import (
     Framer,
     FramingError,
     Oversized,
@@ -71,15 +72,15 @@ from skillsd.daemon.framing import (
     flat,
     payload_size,
 )
-from skillsd.daemon.memory_budget import MemoryBudget
-from skillsd.daemon.router import (
+from skillsd.jsonrpc.memory_budget import MemoryBudget
+from skillsd.jsonrpc.router import (
     CANCEL_METHOD,
     PROGRESS_METHOD,
     Handler,
     HandlerMode,
     Router,
 )
-from skillsd.daemon.rpc_errors import (
+from skillsd.jsonrpc.rpc_errors import (
     InternalError,
     InvalidParams,
     InvalidRequest,

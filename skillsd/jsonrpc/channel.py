@@ -18,8 +18,8 @@ import threading
 from collections.abc import Callable
 from typing import Literal
 
-from skillsd.daemon.endpoint import Connection
-from skillsd.daemon.framing import Payload
+from skillsd.jsonrpc.endpoint import Connection
+from skillsd.jsonrpc.framing import Payload
 
 #: Replies larger than this are written piecewise (see `write`).
 _WRITE_CHUNK_BYTES = 256 * 1024

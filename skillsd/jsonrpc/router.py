@@ -1,7 +1,7 @@
 """The handler registry: method name -> how to decode its params, run it and check its result.
 
 Param and result types come from the protocol's method table (``skillsd_protocol.METHODS``); the
-endpoint (`skillsd.daemon.endpoint`) looks handlers up here for every request."""
+endpoint (`skillsd.jsonrpc.endpoint`) looks handlers up here for every request."""
 
 from __future__ import annotations
 
