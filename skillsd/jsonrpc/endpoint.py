@@ -332,9 +332,11 @@ class Connection:
             log.debug("%s: connection lost: %s", self.label, exc)
         self.abort()
 
-    def close(self) -> None:
-        """Stop reading, let in-flight requests finish (for ``shutdown_grace`` at most, then
-        cancel them), flush the replies and close. Idempotent."""
+    def close(self, *, grace: float | None = None) -> None:
+        """Stop reading, let in-flight requests finish (for ``shutdown_grace``, or ``grace``,
+        at most; then cancel them), flush the replies and close. Idempotent."""
+        if grace is not None:
+            self._grace = grace
         if self._closing:
             return
         self._closing = True

@@ -34,7 +34,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -141,11 +140,10 @@ CONNECTION_CLOSED = -32000
 #: Concurrent ``subscriptions/listen`` streams, and events one may hold unsent.
 MAX_STREAMS = 1024
 MAX_STREAM_BACKLOG = 1024
-#: Once the client leaves (stdin closed, or SIGINT/SIGTERM): how long requests still running
-#: get, then their answers to leave, then threads still working, each at most. The host waits
-#: for the process to end (and kills it soon), so the three together stay under 200 ms.
+#: Once stdin closes: how long requests still running get, then their answers to leave, each at
+#: most (after SIGINT/SIGTERM, running requests get none). The host waits for the process to
+#: end and kills it soon after.
 EXIT_GRACE_SECONDS = 0.05
-_THREAD_JOIN_SECONDS = 0.02
 _WORKER_PREFIX = "skillsd-mcp-worker"
 _LOADER = "skillsd-mcp-load"
 #: How long loading the runtime waits for the first request to be answered.
@@ -388,14 +386,14 @@ class McpConnection(Connection):
         finally:
             self._waiting.pop(request_id, None)
 
-    def close(self) -> None:
+    def close(self, *, grace: float | None = None) -> None:
         # A listen stream never ends on its own, and the answers to the server's own
         # questions will not come now: neither may hold the exit up.
         self.listeners.end()
         for waiter in self._waiting.values():
             if not waiter.done():
                 waiter.set_exception(ClientRefused("the connection closed"))
-        super().close()
+        super().close(grace=grace)
 
     def abort(self) -> None:
         self.listeners.end()
@@ -818,14 +816,14 @@ def serve(cwd: str, *, cwd_given: bool) -> int:
     finally:
         executor.shutdown(wait=False, cancel_futures=True)
         loop.close()
-    if _threads_busy():
-        # A read stuck in its thread (or the runtime still loading) would hold the interpreter's
-        # exit; the host is waiting for this process to end, so it ends now.
-        logging.shutdown()
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        os._exit(status)
-    return status
+    # The host waits for this process to end and gives it little time (Claude Code sends
+    # SIGTERM 100 ms after SIGINT): every reply is written by now, and the interpreter's own
+    # teardown (joining the watcher's and stuck readers' threads, freeing the catalog) is
+    # skipped. State files are only ever replaced whole, so nothing is left torn.
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(status)
 
 
 async def _serve(cwd: str, cwd_given: bool, in_fd: int, out_fd: int) -> int:
@@ -835,8 +833,14 @@ async def _serve(cwd: str, cwd_given: bool, in_fd: int, out_fd: int) -> int:
     conn = McpConnection(router, channel, shutdown_grace=EXIT_GRACE_SECONDS, label="mcp")
     channel.connection = conn
     stops = (signal.SIGINT, signal.SIGTERM)
+
+    def stop() -> None:
+        # A signal is the host ending the session: requests still running are answered
+        # "Connection closed" at once, with no grace (the host gives the process ~100 ms).
+        conn.close(grace=0.0)
+
     for signum in stops:
-        loop.add_signal_handler(signum, conn.close)
+        loop.add_signal_handler(signum, stop)
     runtime = Runtime(cwd, cwd_given, conn)
     conn.after_first = runtime.first_answered.set
     McpFace(conn, runtime).register(router)
@@ -858,18 +862,3 @@ async def _cancel_leftovers() -> None:
         task.cancel()
     if tasks:
         await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _threads_busy() -> bool:
-    """Whether a thread that would hold the interpreter's exit is still working after a
-    short wait (idle pool workers leave at once)."""
-    deadline = time.monotonic() + _THREAD_JOIN_SECONDS
-    busy = False
-    for thread in threading.enumerate():
-        if thread is threading.main_thread() or not thread.is_alive():
-            continue
-        if thread.daemon and thread.name != _LOADER:
-            continue
-        thread.join(max(0.0, deadline - time.monotonic()))
-        busy = busy or thread.is_alive()
-    return busy
