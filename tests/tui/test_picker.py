@@ -192,7 +192,7 @@ async def test_catalog_by_scope_and_detail_at_80x24(make_app: Callable[[], Skill
         assert "as read by skills.readFile: loading is ask" in content
         assert "name: release-notes" in content and "<skill_context" not in content
         await pilot.press("a")
-        assert isinstance(app.screen, ChoiceDialog)
+        await until(pilot, lambda: isinstance(app.screen, ChoiceDialog), "the dialog")
         await pilot.press("s")
         await until(
             pilot,
@@ -273,7 +273,7 @@ async def test_toggle_persists_across_a_daemon_restart(
         await started(pilot, app)
         await highlight(pilot, app, "commit-message", "user")
         await pilot.press("space")
-        assert isinstance(app.screen, ChoiceDialog)
+        await until(pilot, lambda: isinstance(app.screen, ChoiceDialog), "the dialog")
         await pilot.press("u")
         await until(
             pilot, lambda: "disabled" in row_of(app, "commit-message", "user"), "the disabled row"
@@ -297,6 +297,9 @@ async def test_toggle_persists_across_a_daemon_restart(
         # Enabling it for this session only leaves the user's state file as it was.
         await highlight(pilot, app, "commit-message", "user")
         await pilot.press("space")
+        # The dialog must be up before its key: on a busy machine an early "s" went to the
+        # picker (scope) and the row never changed.
+        await until(pilot, lambda: isinstance(app.screen, ChoiceDialog), "the dialog")
         await pilot.press("s")
         await until(
             pilot, lambda: row_of(app, "commit-message", "user").startswith("[x]"), "enabled row"
@@ -533,7 +536,7 @@ async def test_the_top_bar_shows_trust_and_t_trusts_the_repository(
         await started(pilot, app)
         assert "untrusted (t)" in text_of(app, "#topbar")
         await pilot.press("t")
-        assert isinstance(app.screen, ChoiceDialog)
+        await until(pilot, lambda: isinstance(app.screen, ChoiceDialog), "the dialog")
         await pilot.press("y")
         await until(pilot, lambda: app.catalog is not None and app.catalog.trusted, "trusted")
         assert "· trusted" in text_of(app, "#topbar")
