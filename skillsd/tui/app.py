@@ -141,6 +141,9 @@ class SkillsApp(App[None]):
         self.session_id: str | None = None
         #: The last ``skills.list`` result, and the last search (None while the box is empty).
         self.catalog: ListResult | None = None
+        #: Listings asked for so far: a reply is shown only when no later listing was asked for
+        #: meanwhile (a listing sent before a toggle can be answered after the one sent after it).
+        self._listings = 0
         self.search_result: SearchResult | None = None
         self.search_text = ""
         #: The scope filter (None: every scope), cycled with ``s``.
@@ -285,6 +288,8 @@ class SkillsApp(App[None]):
         client = self.client
         if client is None:
             return
+        self._listings += 1
+        asked = self._listings
         try:
             catalog = await client.list_skills(
                 cwd=self.cwd, session_id=self.session_id, force_reload=force
@@ -292,6 +297,8 @@ class SkillsApp(App[None]):
         except ClientError as exc:
             self._report("listing skills failed", exc)
             return
+        if asked != self._listings:
+            return  # a later listing is on its way: this one may predate a change
         self.catalog = catalog
         self._show_topbar()
         self._show_errors()
