@@ -127,27 +127,6 @@ class InstallContext:
     max_files: int | None = None
     max_bytes: int | None = None
 
-    def _limits_config(self) -> LimitsConfig:
-        try:
-            return ConfigSource(self.env).for_cwd(self.cwd)[0].limits
-        except SkillsdError:
-            # A broken config file is reported by the commands that use it; keep the defaults.
-            return LimitsConfig()
-
-    def limits(self) -> tuple[int, int]:
-        """The per-skill file and byte limits in effect."""
-        if self.max_files is not None and self.max_bytes is not None:
-            return self.max_files, self.max_bytes
-        config = self._limits_config()
-        return (
-            self.max_files or config.max_install_files,
-            self.max_bytes or config.max_install_bytes,
-        )
-
-    def fetch_seconds(self) -> float:
-        """How long one download may take in all (``limits.fetchSeconds``)."""
-        return self._limits_config().fetch_seconds
-
     def say(self, line: str) -> None:
         if self.progress is not None:
             self.progress(line)
@@ -174,13 +153,24 @@ def _reporting_file_errors(fn: Callable[..., _R]) -> Callable[..., _R]:
 
 
 def _target(ctx: InstallContext, scope: str) -> InstallTarget:
+    """Where ``scope`` installs, with the limits in effect (the config is read once here)."""
     if scope == "user":
         target = target_for("user", repo_root=ctx.home, home=ctx.home, env=ctx.env)
+        try:
+            bounds = ConfigSource(ctx.env).for_cwd(ctx.cwd)[0].limits
+        except SkillsdError:
+            # A broken config file is reported by the commands that use it; keep the defaults.
+            bounds = LimitsConfig()
     else:
-        _config, _sources, repo_root = ConfigSource(ctx.env).for_cwd(ctx.cwd)
+        config, _sources, repo_root = ConfigSource(ctx.env).for_cwd(ctx.cwd)
         target = target_for("repo", repo_root=repo_root, home=ctx.home, env=ctx.env)
-    max_files, max_bytes = ctx.limits()
-    return dataclasses.replace(target, max_files=max_files, max_bytes=max_bytes)
+        bounds = config.limits
+    return dataclasses.replace(
+        target,
+        max_files=ctx.max_files or bounds.max_install_files,
+        max_bytes=ctx.max_bytes or bounds.max_install_bytes,
+        fetch_seconds=bounds.fetch_seconds,
+    )
 
 
 def _outside(exc: OutsideRoot) -> SkillsdError:
@@ -340,7 +330,9 @@ class _Fetched:
     commit: str | None = None
 
 
-def _fetch(source: Source, ref: str | None, ctx: InstallContext, workdir: str) -> _Fetched:
+def _fetch(
+    source: Source, ref: str | None, ctx: InstallContext, target: InstallTarget, workdir: str
+) -> _Fetched:
     try:
         if source.kind == "local":
             if ref is not None:
@@ -358,7 +350,7 @@ def _fetch(source: Source, ref: str | None, ctx: InstallContext, workdir: str) -
         archive = source.location
         if source.remote:
             archive = os.path.join(workdir, "download")
-            download(source.location, archive, deadline=ctx.fetch_seconds(), progress=ctx.progress)
+            download(source.location, archive, deadline=target.fetch_seconds, progress=ctx.progress)
         ctx.say(f"extracting {os.path.basename(source.location)}")
         return _Fetched(extract(archive, os.path.join(workdir, "tree")))
     except GitError as exc:
@@ -415,7 +407,7 @@ def _stage(
     dest = target.canonical(name)
     staged = txn.new_path(dest)
     ctx.say(f"copying {name}")
-    max_files, max_bytes = ctx.limits()
+    max_files, max_bytes = target.max_files, target.max_bytes
     copy_skill(src, staged, max_files=max_files, max_bytes=max_bytes)
     skill_file = os.path.join(staged, SKILL_FILE)
     parsed = read_skill_file(skill_file, mode="lenient", dir_name=name)
@@ -457,17 +449,16 @@ def _owned_link(target: InstallTarget, path: str, canonical: str, digest: str) -
     if os.path.islink(path):
         return os.path.realpath(path) == os.path.realpath(canonical)
     if os.path.isdir(path):
-        return _digest_within(target, path) == digest
+        files = _files_within(target, path)
+        return files is not None and digest_of_files(files) == digest
     return False
 
 
-def _digest_within(target: InstallTarget, folder: str) -> str | None:
-    """The digest of ``folder`` when it is within the largest an install can be, else None
-    (a tree of 5 GB or 300 000 folders is not hashed to find that out)."""
+def _files_within(target: InstallTarget, folder: str) -> dict[str, str] | None:
+    """The per-file digests of ``folder`` when it is within the largest an install can be,
+    else None (a tree of 5 GB or 300 000 folders is not hashed to find that out)."""
     try:
-        return digest_of_files(
-            file_digests(folder, max_files=target.max_files, max_bytes=target.max_bytes)
-        )
+        return file_digests(folder, max_files=target.max_files, max_bytes=target.max_bytes)
     except (OSError, TreeTooLarge):
         return None
 
@@ -606,7 +597,7 @@ def install(params: InstallParams, ctx: InstallContext) -> InstallResult:
         lock = _prepare(target)
         workdir = tempfile.mkdtemp(prefix="skillsd-fetch-")
         try:
-            fetched = _fetch(source, ref, ctx, workdir)
+            fetched = _fetch(source, ref, ctx, target, workdir)
             pause_point("fetched", ctx.env)
             try:
                 found = find_skills(fetched.tree, path=path, default_name=source.default_name)
@@ -721,14 +712,7 @@ def _status(target: InstallTarget, name: str, entry: LockEntry) -> LockedSkill:
     ):
         status = "missing"
     else:
-        try:
-            current = file_digests(
-                canonical,
-                max_files=target.max_files,
-                max_bytes=target.max_bytes,
-            )
-        except (OSError, TreeTooLarge):
-            current = {}
+        current = _files_within(target, canonical) or {}
         if digest_of_files(current) != entry.digest:
             status = "modified"
             recorded = load_manifest(target, entry.digest)
@@ -805,15 +789,8 @@ def _current_files(target: InstallTarget, name: str, entry: LockEntry) -> dict[s
     canonical = _confined(target, target.canonical(name))
     if canonical is None:
         return None
-    try:
-        on_disk = file_digests(
-            canonical,
-            max_files=target.max_files,
-            max_bytes=target.max_bytes,
-        )
-    except (OSError, TreeTooLarge):
-        return None
-    return on_disk if digest_of_files(on_disk) == entry.digest else None
+    on_disk = _files_within(target, canonical)
+    return on_disk if on_disk is not None and digest_of_files(on_disk) == entry.digest else None
 
 
 @_reporting_file_errors
@@ -868,7 +845,7 @@ def _update(
                 continue
         fetched = fetched_by_source.get(key)
         if fetched is None:
-            fetched = _fetch(source, entry.ref, ctx, _subdir(workdir, index))
+            fetched = _fetch(source, entry.ref, ctx, target, _subdir(workdir, index))
             fetched_by_source[key] = fetched
         src = _skill_dir(fetched.tree, entry, name)
         staged = _stage(txn, target, name, src, ctx, force=params.force, refuse_danger=False)
@@ -1034,7 +1011,7 @@ def _restore(
         key = (entry.source, revision)
         fetched = fetched_by_source.get(key)
         if fetched is None:
-            fetched = _fetch(source, revision, ctx, _subdir(workdir, index))
+            fetched = _fetch(source, revision, ctx, target, _subdir(workdir, index))
             fetched_by_source[key] = fetched
         src = _skill_dir(fetched.tree, entry, name)
         staged = _stage(txn, target, name, src, ctx, force=params.force)

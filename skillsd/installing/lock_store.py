@@ -86,9 +86,11 @@ class InstallTarget:
     #: The same, resolved once (``confine`` runs for every path an operation touches).
     user_folders_real: tuple[str, ...]
     #: The per-skill limits (``limits.maxInstallFiles``/``maxInstallBytes``): nothing larger
-    #: is copied or hashed, whatever a tree holds.
+    #: is copied or hashed, whatever a tree holds. Set from the config once per operation.
     max_files: int = limits.INSTALL_MAX_FILES
     max_bytes: int = limits.INSTALL_MAX_BYTES
+    #: The whole of one download (``limits.fetchSeconds``).
+    fetch_seconds: float = limits.INSTALL_FETCH_SECONDS
 
     def confine(self, path: str) -> str:
         """``path`` normalised, checked as a place this target may write, remove or read as
@@ -112,10 +114,6 @@ class InstallTarget:
                 refused = refused or exc
         assert refused is not None
         raise refused
-
-    @property
-    def lock_dir(self) -> str:
-        return os.path.dirname(self.lock_path)
 
     def canonical(self, name: str) -> str:
         return os.path.join(self.skills_dir, name)
