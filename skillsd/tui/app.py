@@ -595,6 +595,10 @@ class SkillsApp(App[None]):
         skill = self.selected
         if skill is None or self.client is None:
             return
+        if self.session_id is None:
+            # Reconnecting: a session-only change would have no session to go to.
+            self.notify("still connecting: try again in a moment", severity="warning")
+            return
         verb = "Disable" if skill.enabled else "Enable"
         dialog = ChoiceDialog(
             f"{verb} {skill.name}?",
@@ -639,6 +643,9 @@ class SkillsApp(App[None]):
     def action_approve(self) -> None:
         detail = self.detail
         if detail is None or self.client is None:
+            return
+        if self.session_id is None:
+            self.notify("still connecting: try again in a moment", severity="warning")
             return
         check = detail.load_check
         dialog = ChoiceDialog(
