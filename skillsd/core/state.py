@@ -1,29 +1,28 @@
 """The user's persistent state: disabled skills, ``always`` permission decisions (docs/config.md)
-and
-workspace trust decisions (docs/permissions.md).
+and workspace trust decisions (docs/permissions.md).
 
 One JSON file, ``state.json`` in ``platformdirs.user_state_dir("skillsd")`` (``$XDG_STATE_HOME``
 is honoured there). Every change is a read-modify-write under an ``flock`` (several daemons may
-share the file) that ends in an atomic replace: write a temp file in the same directory, fsync
-it, rename it over the old file, fsync the directory. A failed write leaves the previous file
-untouched and raises a clear error. A file that cannot be read or parsed is never overwritten:
-readers see empty state plus a diagnostic, writers get an error telling the user to fix it.
+share the file) that ends in an atomic replace (:func:`skillsd.core.atomic_files.atomic_write`:
+write a temp file in the same directory, fsync it, rename it over the old file, fsync the
+directory). A failed write leaves the previous file untouched and raises a clear error. A file
+that cannot be read or parsed is never overwritten: readers see empty state plus a diagnostic,
+writers get an error telling the user to fix it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
-import secrets
 from collections.abc import Callable, Collection, Iterator
-from typing import IO, Literal
+from typing import Literal
 
 import msgspec
 import platformdirs
 
 from skillsd.core import limits
+from skillsd.core.atomic_files import OpenTemp, atomic_write, make_folder
 from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.errors import SkillsdError
 from skillsd.core.file_version import StatKey, stat_key
@@ -34,10 +33,8 @@ from skillsd_protocol.errors import StateUnreadableData, StateWriteFailedData
 __all__ = [
     "STATE_FILE",
     "STATE_VERSION",
-    "OpenTemp",
     "StateData",
     "StateStore",
-    "atomic_write",
     "default_state_path",
 ]
 
@@ -45,8 +42,6 @@ STATE_FILE = "state.json"
 STATE_VERSION = 1
 
 Remembered = Literal["allow", "deny"]
-#: Opens a new temp file for writing (``atomic_write``'s seam for fault-injection tests).
-OpenTemp = Callable[[str], IO[bytes]]
 
 
 class StateData(msgspec.Struct, kw_only=True):
@@ -65,53 +60,15 @@ def default_state_path() -> str:
     return os.path.join(platformdirs.user_state_dir("skillsd"), STATE_FILE)
 
 
-def _open_exclusive(path: str) -> IO[bytes]:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    return os.fdopen(fd, "wb")
-
-
-def _make_dir(directory: str) -> None:
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-    except FileExistsError:
-        # makedirs' own message ("File exists") hides that a file sits where the dir should be.
-        raise NotADirectoryError(errno.ENOTDIR, f"{directory} is not a directory") from None
-
-
 def _reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def atomic_write(path: str, data: bytes, *, open_temp: OpenTemp = _open_exclusive) -> None:
-    """Replace ``path`` with ``data`` so a reader sees the old bytes or the new, never a mix.
-
-    Raises ``SkillsdError("state_write_failed")`` naming the file and the reason; then the
-    temp file is gone and ``path`` is exactly as it was.
-    """
-    directory = os.path.dirname(path) or "."
-    temp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    try:
-        _make_dir(directory)
-        with open_temp(temp) as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(temp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise SkillsdError(
-            f"{path}: could not save state: {_reason(exc)}; the previous state is unchanged",
-            StateWriteFailedData(path=path),
-        ) from None
-    # The rename is durable only once the directory entry is; some filesystems cannot fsync a
-    # directory, and by now the new state is in place either way.
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+def _write_failed(path: str, exc: OSError) -> SkillsdError:
+    return SkillsdError(
+        f"{path}: could not save state: {_reason(exc)}; the previous state is unchanged",
+        StateWriteFailedData(path=path),
+    )
 
 
 class StateStore:
@@ -122,7 +79,7 @@ class StateStore:
     reader on another thread sees either the old state or the new.
     """
 
-    def __init__(self, path: str, *, open_temp: OpenTemp = _open_exclusive) -> None:
+    def __init__(self, path: str, *, open_temp: OpenTemp | None = None) -> None:
         self.path = path
         self._open_temp = open_temp
         self._cached: tuple[StatKey | None, StateData, Diagnostic | None] | None = None
@@ -245,21 +202,22 @@ class StateStore:
             change(data)
             encoded = msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"
             self._remove_stale_temps()
-            atomic_write(self.path, encoded, open_temp=self._open_temp)
+            try:
+                atomic_write(
+                    self.path, encoded, mode=0o600, dir_mode=0o700, open_temp=self._open_temp
+                )
+            except OSError as exc:
+                raise _write_failed(self.path, exc) from None
             self._cached = (stat_key(self.path), data, None)
 
     @contextlib.contextmanager
     def _locked_file(self) -> Iterator[None]:
         directory = os.path.dirname(self.path) or "."
         try:
-            _make_dir(directory)
+            make_folder(directory, 0o700)
             fd = os.open(self.path + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError as exc:
-            raise SkillsdError(
-                f"{self.path}: could not save state: {_reason(exc)}; the previous state is "
-                "unchanged",
-                StateWriteFailedData(path=self.path),
-            ) from None
+            raise _write_failed(self.path, exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield

@@ -20,7 +20,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -30,6 +29,7 @@ import platformdirs
 
 from skillsd.core import limits
 from skillsd.core.agent_folders import SKILL_FOLDERS, user_folder_path
+from skillsd.core.atomic_files import atomic_write
 from skillsd.core.bounded_read import NotRegularFile
 from skillsd.core.errors import SkillsdError
 from skillsd.core.fs_boundary import OutsideRoot, beneath, inside, json_too_deep, read_file
@@ -40,7 +40,6 @@ from skillsd_protocol.errors import InstallFailedData, InvalidLockData
 __all__ = [
     "MAX_LOCK_BYTES",
     "InstallTarget",
-    "atomic_write",
     "file_sha256",
     "install_lock",
     "load_manifest",
@@ -209,31 +208,6 @@ def file_sha256(path: str) -> str | None:
     except OSError:
         return "unreadable"
     return "too-large" if over else hashlib.sha256(data).hexdigest()
-
-
-def atomic_write(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data``: temp file in the same folder, fsync, rename, fsync the
-    folder. A reader sees the old bytes or the new, never a mix."""
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    temp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
 
 
 def read_lock(target: InstallTarget) -> LockFile:

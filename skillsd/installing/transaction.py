@@ -31,8 +31,9 @@ from collections.abc import Mapping
 
 import msgspec
 
+from skillsd.core.atomic_files import atomic_write, fsync_dir
 from skillsd.core.fs_boundary import OutsideRoot, inside, read_file, remove_tree
-from skillsd.installing.lock_store import InstallTarget, atomic_write, file_sha256
+from skillsd.installing.lock_store import InstallTarget, file_sha256
 
 __all__ = [
     "PAUSE_ENV",
@@ -79,15 +80,6 @@ class Journal(msgspec.Struct, kw_only=True):
     moves: list[Move] = msgspec.field(default_factory=list)
     staging: list[str] = msgspec.field(default_factory=list)
     committed: bool = False
-
-
-def _fsync_dir(path: str) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 class Transaction:
@@ -180,7 +172,7 @@ class Transaction:
                     os.rename(move.dest, move.backup)
                 if move.new is not None:
                     os.rename(move.new, move.dest)
-                _fsync_dir(os.path.dirname(move.dest))
+                fsync_dir(os.path.dirname(move.dest))
                 if index == 0:
                     pause_point("placing", env)
             pause_point("placed", env)

@@ -19,11 +19,10 @@ from typing import Literal
 import platformdirs
 
 from skillsd.core import limits, skill_scan
-from skillsd.core.errors import SkillsdError
+from skillsd.core.atomic_files import atomic_write
 from skillsd.core.fs_boundary import decode_json, read_file
 from skillsd.core.skill_digest import TreeTooLarge, list_files
 from skillsd.core.skill_scan import scan_skill
-from skillsd.core.state import atomic_write
 
 __all__ = ["MAX_ENTRIES", "ScanMarks"]
 
@@ -102,6 +101,5 @@ class ScanMarks:
             return
         entries = dict(list(self._entries.items())[-MAX_ENTRIES:])
         data = json.dumps({"rules": self._rules, "entries": entries}).encode()
-        with contextlib.suppress(OSError, SkillsdError):
-            os.makedirs(os.path.dirname(self._path), exist_ok=True)
-            atomic_write(self._path, data)
+        with contextlib.suppress(OSError):
+            atomic_write(self._path, data, mode=0o600)

@@ -14,7 +14,7 @@ from typing import IO, Any
 import pytest
 
 from skillsd.core.errors import SkillsdError
-from skillsd.core.state import STATE_FILE, StateStore, atomic_write, default_state_path
+from skillsd.core.state import STATE_FILE, StateStore, default_state_path
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -125,7 +125,7 @@ def test_a_failing_fsync_aborts_before_the_rename(tmp_path: Path) -> None:
 
     try:
         with pytest.raises(SkillsdError, match="previous state is unchanged"):
-            atomic_write(os.fspath(path), b"new", open_temp=PipeBacked)  # type: ignore[arg-type]
+            StateStore(os.fspath(path), open_temp=PipeBacked).remember("bash", "allow")  # type: ignore[arg-type]
     finally:
         os.close(read_end)
         os.close(write_end)
