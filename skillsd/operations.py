@@ -12,7 +12,6 @@ session changes on its event loop: :func:`load` only reads, :func:`record_load` 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -20,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillsd.core import limits
-from skillsd.core.bounded_read import read_regular_file
+from skillsd.core.bounded_read import sha256_of_file
 from skillsd.core.catalog import Catalog, list_result, without_copies
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.catalog_delta import DeltaIds
@@ -495,15 +494,16 @@ def skill_contents(view: OperationView, skill: SkillMetadata) -> SkillContents:
             files = None
             break
         try:
-            read = read_regular_file(f"{skill.dir}/{name}", limits.MAX_MANIFEST_BYTES - total)
+            got = sha256_of_file(f"{skill.dir}/{name}", limits.MAX_MANIFEST_BYTES - total)
         except (OSError, ValueError):
             continue  # gone or not a regular file since it was listed
-        total += len(read.data)
-        if read.over_cap:
+        if got is None:
             files = None
             break
+        sha256, size = got
+        total += size
         assert files is not None
-        files.append(FileDigest(name, len(read.data), hashlib.sha256(read.data).hexdigest()))
+        files.append(FileDigest(name, size, sha256))
     return SkillContents(skill, written_frontmatter(skill.path), files)
 
 

@@ -12,9 +12,11 @@ own filesystems (``/proc``, ``/sys``) look regular but are not files anyone wrot
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 from dataclasses import dataclass
+from typing import overload
 
 from skillsd.core.file_version import StatKey
 
@@ -24,10 +26,13 @@ __all__ = [
     "open_regular_file",
     "read_at_most",
     "read_regular_file",
+    "sha256_of_file",
 ]
 
 # O_NONBLOCK only matters for the open (a FIFO); reads of a regular file ignore it.
 _OPEN_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK
+#: How much of a file :func:`sha256_of_file` reads at once.
+_CHUNK = 1024 * 1024
 
 
 _NOT_REGULAR = "not a regular file (a FIFO, device, socket, directory or kernel file)"
@@ -65,13 +70,14 @@ class BoundedRead:
     over_cap: bool
 
 
-def open_regular_file(path: str) -> tuple[int, os.stat_result]:
-    """Open ``path`` for reading without blocking; the caller closes the descriptor.
+def open_regular_file(path: str, *, follow_links: bool = True) -> tuple[int, os.stat_result]:
+    """Open ``path`` for reading without blocking; the caller closes the descriptor. With
+    ``follow_links`` False a symlink at ``path`` is refused (``OSError``, ``ELOOP``).
 
     Raises ``OSError`` from the open (``FileNotFoundError`` when it does not exist; a NUL byte
     in the path is ``ValueError``) and :class:`NotRegularFile` (descriptor already closed).
     """
-    fd = os.open(path, _OPEN_FLAGS)
+    fd = os.open(path, _OPEN_FLAGS if follow_links else _OPEN_FLAGS | os.O_NOFOLLOW)
     try:
         st = os.fstat(fd)
     except OSError:
@@ -108,3 +114,36 @@ def read_regular_file(path: str, max_bytes: int) -> BoundedRead:
         os.close(fd)
     over = len(data) > max_bytes
     return BoundedRead(data=data[:max_bytes] if over else data, key=StatKey.of(st), over_cap=over)
+
+
+@overload
+def sha256_of_file(path: str, max_bytes: None, *, follow_links: bool = True) -> tuple[str, int]: ...
+@overload
+def sha256_of_file(
+    path: str, max_bytes: int, *, follow_links: bool = True
+) -> tuple[str, int] | None: ...
+def sha256_of_file(
+    path: str, max_bytes: int | None, *, follow_links: bool = True
+) -> tuple[str, int] | None:
+    """The lowercase hex SHA-256 of the regular file ``path`` and its size, read in chunks
+    (never held whole), or None when it holds more than ``max_bytes`` (None: no cap; at most
+    ``max_bytes + 1`` bytes are read, so a file that grows meanwhile cannot make it unbounded).
+
+    Raises what :func:`open_regular_file` raises, and ``OSError`` from the read.
+    """
+    fd, _ = open_regular_file(path, follow_links=follow_links)
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        while max_bytes is None or size <= max_bytes:
+            want = _CHUNK if max_bytes is None else min(_CHUNK, max_bytes + 1 - size)
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            digest.update(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if max_bytes is not None and size > max_bytes:
+        return None
+    return digest.hexdigest(), size

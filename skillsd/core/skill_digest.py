@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Mapping
 from typing import NamedTuple
 
 import msgspec
 
+from skillsd.core.bounded_read import sha256_of_file
 from skillsd.core.fs_boundary import TreeLimit, walk_tree
 
 __all__ = [
@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 DIGEST_PREFIX = "sha256:"
-_CHUNK = 1024 * 1024
 
 
 class TreeTooLarge(Exception):
@@ -73,17 +72,9 @@ def is_digest(text: str) -> bool:
 
 
 def _hash_file(path: str) -> str:
-    h = hashlib.sha256()
-    # O_NOFOLLOW: the entry was a regular file when listed; a symlink swapped in since is refused.
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is not a regular file")
-        while chunk := os.read(fd, _CHUNK):
-            h.update(chunk)
-    finally:
-        os.close(fd)
-    return h.hexdigest()
+    # Not following links: the entry was a regular file when listed; a symlink swapped in
+    # since is refused.
+    return sha256_of_file(path, None, follow_links=False)[0]
 
 
 class ListedFile(NamedTuple):

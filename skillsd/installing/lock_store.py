@@ -30,7 +30,7 @@ import platformdirs
 from skillsd.core import limits
 from skillsd.core.agent_folders import SKILL_FOLDERS, user_folder_path
 from skillsd.core.atomic_files import atomic_write
-from skillsd.core.bounded_read import NotRegularFile
+from skillsd.core.bounded_read import NotRegularFile, sha256_of_file
 from skillsd.core.errors import SkillsdError
 from skillsd.core.fs_boundary import OutsideRoot, beneath, inside, json_too_deep, read_file
 from skillsd.core.lock_file import LOCK_FILE, LockError, LockFile, decode_lock, encode_lock
@@ -202,12 +202,12 @@ def file_sha256(path: str) -> str | None:
     """The hex SHA-256 of a lock file's bytes, or None when it does not exist (or is not a
     regular file of at most :data:`MAX_LOCK_BYTES`, which no lock skillsd wrote is)."""
     try:
-        data, over = read_file(path, MAX_LOCK_BYTES)
+        got = sha256_of_file(path, MAX_LOCK_BYTES)
     except FileNotFoundError:
         return None
     except OSError:
         return "unreadable"
-    return "too-large" if over else hashlib.sha256(data).hexdigest()
+    return "too-large" if got is None else got[0]
 
 
 def read_lock(target: InstallTarget) -> LockFile:

@@ -20,6 +20,7 @@ import platformdirs
 
 from skillsd.core import limits, skill_scan
 from skillsd.core.atomic_files import atomic_write
+from skillsd.core.bounded_read import sha256_of_file
 from skillsd.core.fs_boundary import decode_json, read_file
 from skillsd.core.skill_digest import TreeTooLarge, list_files
 from skillsd.core.skill_scan import scan_skill
@@ -35,8 +36,7 @@ _FILE = "scan-marks.json"
 
 def _rules_version() -> str:
     try:
-        with open(skill_scan.__file__, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()[:16]
+        return sha256_of_file(skill_scan.__file__, None)[0][:16]
     except OSError:
         return "unknown"
 

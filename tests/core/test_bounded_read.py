@@ -9,6 +9,7 @@ instead of hanging the suite.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import threading
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from skillsd.core import limits
-from skillsd.core.bounded_read import NotRegularFile, read_regular_file
+from skillsd.core.bounded_read import NotRegularFile, read_regular_file, sha256_of_file
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.file_version import StatKey, stat_key
@@ -83,6 +84,34 @@ def test_reads_at_most_the_cap(tmp_path: Path) -> None:
     assert capped.data == b"x" * 99 and capped.over_cap
     with pytest.raises(FileNotFoundError):
         read_regular_file(os.fspath(tmp_path / "missing"), 10)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_digest_refuses_what_is_not_a_regular_file_without_blocking(
+    tmp_path: Path, kind: str
+) -> None:
+    special = make_special(tmp_path / "f", kind)
+    refused = finishes(lambda: sha256_of_file(os.fspath(special), 1024), special)
+    assert isinstance(refused, NotRegularFile)
+
+
+def test_a_digest_is_of_the_whole_file_within_the_cap(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    data = os.urandom(3 * 1024 * 1024 + 5)  # more than one chunk
+    path.write_bytes(data)
+    expected = (hashlib.sha256(data).hexdigest(), len(data))
+    assert sha256_of_file(os.fspath(path), None) == expected
+    assert sha256_of_file(os.fspath(path), len(data)) == expected
+    assert sha256_of_file(os.fspath(path), len(data) - 1) is None
+    (tmp_path / "empty").write_bytes(b"")
+    assert sha256_of_file(os.fspath(tmp_path / "empty"), 0) == (hashlib.sha256().hexdigest(), 0)
+    link = tmp_path / "link"
+    link.symlink_to(path)
+    assert sha256_of_file(os.fspath(link), None) == expected
+    with pytest.raises(OSError):
+        sha256_of_file(os.fspath(link), None, follow_links=False)
+    with pytest.raises(FileNotFoundError):
+        sha256_of_file(os.fspath(tmp_path / "missing"), 10)
 
 
 # -- every reader that uses it ---------------------------------------------------------------
