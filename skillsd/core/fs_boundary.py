@@ -25,7 +25,7 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from skillsd.core.bounded_read import read_regular_file
@@ -157,18 +157,35 @@ def beneath(root: str, path: str) -> str:
 
 
 def walk_tree(
-    root: str, *, max_depth: int = MAX_TREE_DEPTH, max_entries: int | None = None
+    root: str,
+    *,
+    max_depth: int = MAX_TREE_DEPTH,
+    max_entries: int | None = None,
+    enter: Callable[[str, os.DirEntry[str]], bool] | None = None,
+    skipped: Callable[[str, OSError | TreeLimit], None] | None = None,
 ) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Every entry below ``root`` as (relative POSIX path, entry), folders before their
     contents, links never followed, ``.git`` left out. Raises :class:`TreeLimit` for a folder
     deeper than ``max_depth`` or past ``max_entries`` entries (folders count too: 300 000
-    empty folders cost as much to walk as 300 000 files)."""
+    empty folders cost as much to walk as 300 000 files), and ``OSError`` for a folder that
+    cannot be listed.
+
+    ``enter(rel, entry)`` False keeps a folder's contents out (the folder itself is still
+    yielded). With ``skipped``, a folder too deep or that cannot be listed is handed to it
+    (with its relative path, ``""`` for ``root``) and left out instead, and the walk goes on.
+    """
     pending: list[tuple[str, str, int]] = [("", root, 0)]
     seen = 0
     while pending:
         prefix, folder, depth = pending.pop()
-        with os.scandir(folder) as listing:
-            entries = sorted(listing, key=lambda e: e.name, reverse=True)
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name, reverse=True)
+        except OSError as exc:
+            if skipped is None:
+                raise
+            skipped(prefix.rstrip("/"), exc)
+            continue
         for entry in entries:
             if entry.name == ".git":
                 continue
@@ -180,15 +197,19 @@ def walk_tree(
                     limit=max_entries,
                 )
             rel = prefix + entry.name
-            if entry.is_dir(follow_symlinks=False):
-                if depth + 1 > max_depth:
-                    raise TreeLimit(
+            if entry.is_dir(follow_symlinks=False) and (enter is None or enter(rel, entry)):
+                if depth + 1 <= max_depth:
+                    pending.append((rel + "/", entry.path, depth + 1))
+                else:
+                    too_deep = TreeLimit(
                         f"{rel}: folders nested deeper than {max_depth} levels",
                         kind="depth",
                         limit=max_depth,
                         rel=rel,
                     )
-                pending.append((rel + "/", entry.path, depth + 1))
+                    if skipped is None:
+                        raise too_deep
+                    skipped(rel, too_deep)
             yield rel, entry
 
 

@@ -54,6 +54,7 @@ import msgspec
 from skillsd.core import limits
 from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.frontmatter import FrontmatterError, load_frontmatter, locate_frontmatter
+from skillsd.core.fs_boundary import TreeLimit, walk_tree
 from skillsd.core.tree_walk import display_name
 from skillsd.core.validation import split_allowed_tools
 
@@ -859,45 +860,34 @@ def _unread(rel: str, why: str) -> Finding:
 
 
 def _walk(skill_dir: str) -> tuple[list[tuple[str, str, _Kind]], list[Finding]]:
-    """``(relative path, path, kind)`` of each entry that is not a folder (``.git`` left out,
-    links never followed) and warnings for what could not be listed; the walk stops past
-    :data:`MAX_SCANNED_FILES` entries."""
+    """``(relative path, path, kind)`` of each entry that is not a folder (by the filesystem
+    boundary's :func:`~skillsd.core.fs_boundary.walk_tree`: ``.git`` left out, links never
+    followed) and warnings for the folders that could not be listed or are nested too deep;
+    the walk stops past :data:`MAX_SCANNED_FILES` entries."""
     entries: list[tuple[str, str, _Kind]] = []
     problems: list[Finding] = []
-    pending = [("", skill_dir, 0)]
-    while pending and len(entries) <= MAX_SCANNED_FILES:
-        prefix, folder, depth = pending.pop()
+
+    def skipped(rel: str, problem: OSError | TreeLimit) -> None:
+        if isinstance(problem, TreeLimit):
+            why = f"nested deeper than {MAX_SCANNED_DEPTH}"
+        else:
+            why = f"cannot list it ({_reason(problem)})"
+        problems.append(_unread(display_name(rel or "."), f"folder not scanned: {why}"))
+
+    for rel, entry in walk_tree(skill_dir, max_depth=MAX_SCANNED_DEPTH, skipped=skipped):
+        if len(entries) > MAX_SCANNED_FILES:
+            break
+        kind: _Kind
         try:
-            with os.scandir(folder) as listing:
-                found = list(listing)
-        except OSError as exc:
-            where = display_name(prefix.rstrip("/") or ".")
-            problems.append(_unread(where, f"folder not scanned: cannot list it ({_reason(exc)})"))
-            continue
-        for entry in found:
-            if entry.name == ".git":
+            if entry.is_symlink():
+                kind = "link"
+            elif entry.is_dir(follow_symlinks=False):
                 continue
-            rel = prefix + entry.name
-            kind: _Kind
-            try:
-                if entry.is_symlink():
-                    kind = "link"
-                elif entry.is_dir(follow_symlinks=False):
-                    if depth + 1 > MAX_SCANNED_DEPTH:
-                        problems.append(
-                            _unread(
-                                display_name(rel),
-                                f"folder not scanned: nested deeper than {MAX_SCANNED_DEPTH}",
-                            )
-                        )
-                    else:
-                        pending.append((rel + "/", entry.path, depth + 1))
-                    continue
-                else:
-                    kind = "file" if entry.is_file(follow_symlinks=False) else "other"
-            except OSError:
-                kind = "other"
-            entries.append((rel, entry.path, kind))
+            else:
+                kind = "file" if entry.is_file(follow_symlinks=False) else "other"
+        except OSError:
+            kind = "other"
+        entries.append((rel, entry.path, kind))
     return entries, problems
 
 

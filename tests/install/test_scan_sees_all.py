@@ -172,6 +172,34 @@ def test_a_file_that_cannot_be_read_is_a_warning(tmp_path: Path) -> None:
     assert "Permission denied" in unread(findings)["secret.md"]
 
 
+def test_folders_too_deep_or_unlistable_are_warnings_and_the_rest_is_scanned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = skill(tmp_path)
+    (folder / "run.md").write_bytes(PIPE)
+    deep = folder.joinpath(*["d"] * (skill_scan.MAX_SCANNED_DEPTH + 1))
+    deep.mkdir(parents=True)
+    (deep / "hidden.md").write_bytes(PIPE)
+    (folder / "locked").mkdir()
+    (folder / "locked" / "hidden.md").write_bytes(PIPE)
+    listing = os.scandir
+
+    def scandir(path: str) -> Any:
+        if path.endswith("locked"):
+            raise PermissionError(13, "Permission denied")
+        return listing(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    findings = scan_skill(str(folder))
+    assert codes(findings) == {("scan.remote-exec", 1)}  # run.md only
+    warned = unread(findings)
+    too_deep = "/".join(["d"] * (skill_scan.MAX_SCANNED_DEPTH + 1))
+    assert warned[too_deep] == (
+        f"folder not scanned: nested deeper than {skill_scan.MAX_SCANNED_DEPTH}"
+    )
+    assert warned["locked"] == "folder not scanned: cannot list it (Permission denied)"
+
+
 def test_a_file_swapped_for_a_link_while_scanned_is_not_read(tmp_path: Path) -> None:
     outside = tmp_path / "outside.md"
     outside.write_bytes(PIPE)
