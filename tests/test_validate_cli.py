@@ -87,6 +87,29 @@ def test_symlink_loop_terminates(tmp_path: Path) -> None:
     assert len(results) == 1
 
 
+def test_links_out_of_the_folder_are_not_followed(tmp_path: Path) -> None:
+    # A repository's link back up (``ln -s .. loop``) and a link to ``/`` once made the search
+    # walk outside the folder (and through the whole filesystem); both are named, not entered.
+    good(tmp_path, "outside")
+    skills = tmp_path / "skills"
+    one = good(skills, "one")
+    for folder in (skills, one):
+        (folder / "loop").symlink_to("..")
+        (folder / "root").symlink_to("/")
+    proc = run(skills, "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.loads(proc.stdout)
+    assert [r["path"] for r in results] == [str(one / "SKILL.md")]
+    notes = proc.stderr.splitlines()
+    assert len(notes) == 2
+    assert str(skills / "loop") in notes[0] and "not followed" in notes[0]
+    assert str(skills / "root") in notes[1] and "not followed" in notes[1]
+    # A skill folder holding them is checked alone: nothing below it is walked.
+    proc = run(one)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert "1 skill checked, 0 failed" in proc.stdout
+
+
 def test_warning_passes_unless_strict(tmp_path: Path) -> None:
     skill = write_skill(tmp_path, "extra", "name: extra\ndescription: d\nmodel: opus\nhooks: x\n")
     proc = run(skill)

@@ -1,7 +1,8 @@
 """``skillsd validate PATH... [--strict] [--mode strict|lenient] [--json]``.
 
 Each PATH is a skill directory, a SKILL.md file, or a folder searched recursively for skill
-directories; each SKILL.md is judged by the operation behind ``skills.validate``. Exit status 1
+directories (following no link below it; what the search left out is named on stderr); each
+SKILL.md is judged by the operation behind ``skills.validate``. Exit status 1
 when any skill has an error (with ``--strict``, also a warning); info diagnostics never fail.
 The validation mode comes from ``--mode`` only, never from the config.
 """
@@ -19,6 +20,7 @@ import msgspec
 from skillsd import operations as ops
 from skillsd.core import limits
 from skillsd.core.display_text import escape_controls
+from skillsd.core.fs_boundary import TreeLimit, walk_tree
 from skillsd.core.skillfile import SKILL_FILE, Mode
 from skillsd_protocol import Diagnostic
 
@@ -63,20 +65,52 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-def _walk(folder: str) -> Iterator[str]:
-    """Yield SKILL.md paths under ``folder``; skill dirs are not descended, links followed once."""
-    seen: set[str] = set()
-    for current, dirs, files in os.walk(folder, followlinks=True):
-        real = os.path.realpath(current)
-        if real in seen:
-            dirs[:] = []
-            continue
-        seen.add(real)
-        if SKILL_FILE in files:
-            dirs[:] = []
-            yield os.path.join(current, SKILL_FILE)
-            continue
-        dirs[:] = sorted(d for d in dirs if d not in limits.SKIPPED_DIR_NAMES)
+def _holds_skill(folder: str) -> bool:
+    """Whether ``folder`` has a ``SKILL.md`` that is not a folder (a broken link counts: its
+    check then says what is wrong)."""
+    skill_file = os.path.join(folder, SKILL_FILE)
+    return os.path.lexists(skill_file) and not os.path.isdir(skill_file)
+
+
+def _walk(folder: str, skipped: list[str]) -> Iterator[str]:
+    """Yield the SKILL.md paths under ``folder``, sorted by path. Skill dirs and
+    ``node_modules`` are not descended, and no link below ``folder`` is followed (the
+    filesystem boundary's walk, at most 64 folders deep): a link to a folder, a folder nested
+    deeper and one that cannot be listed are added to ``skipped`` instead."""
+    if _holds_skill(folder):
+        yield os.path.join(folder, SKILL_FILE)
+        return
+    found: list[tuple[str, ...]] = []
+    notes: list[str] = []
+
+    def enter(rel: str, entry: os.DirEntry[str]) -> bool:
+        if entry.name in limits.SKIPPED_DIR_NAMES:
+            return False
+        if _holds_skill(entry.path):
+            found.append(tuple(rel.split("/")))
+            return False
+        return True
+
+    def left_out(rel: str, problem: OSError | TreeLimit) -> None:
+        if isinstance(problem, TreeLimit):
+            why = f"nested deeper than {problem.limit} folders"
+        else:
+            why = f"cannot list it: {problem.strerror or problem}"
+        notes.append(f"{os.path.join(folder, rel) if rel else folder} ({why})")
+
+    for _, entry in walk_tree(folder, enter=enter, skipped=left_out):
+        if (
+            entry.is_symlink()
+            and entry.name not in limits.SKIPPED_DIR_NAMES
+            and os.path.isdir(entry.path)
+        ):
+            notes.append(
+                f"{entry.path} (a symbolic link to a folder, not followed: "
+                "name it as a PATH to validate what it leads to)"
+            )
+    skipped.extend(sorted(notes))
+    for parts in sorted(found):
+        yield os.path.join(folder, *parts, SKILL_FILE)
 
 
 def _missing(path: str, message: str) -> ValidatedSkill:
@@ -84,15 +118,16 @@ def _missing(path: str, message: str) -> ValidatedSkill:
     return ValidatedSkill(path=path, valid=False, diagnostics=[diagnostic])
 
 
-def _targets(path: str) -> Iterator[str | ValidatedSkill]:
-    """SKILL.md paths for one PATH argument, or a ready failure when there is nothing to check."""
+def _targets(path: str, skipped: list[str]) -> Iterator[str | ValidatedSkill]:
+    """SKILL.md paths for one PATH argument, or a ready failure when there is nothing to check;
+    what a folder's search left out goes to ``skipped``."""
     if os.path.isdir(path):
         direct = os.path.join(path, SKILL_FILE)
         if os.path.isfile(direct):
             yield direct
             return
         found = False
-        for skill_file in _walk(path):
+        for skill_file in _walk(path, skipped):
             found = True
             yield skill_file
         if not found:
@@ -147,8 +182,9 @@ def run(args: argparse.Namespace) -> int:
     mode: Mode = args.mode
     results: list[ValidatedSkill] = []
     seen: set[str] = set()
+    skipped: list[str] = []
     for path in args.paths:
-        for target in _targets(path):
+        for target in _targets(path, skipped):
             if isinstance(target, ValidatedSkill):
                 results.append(target)
                 continue
@@ -157,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
                 continue
             seen.add(key)
             results.append(_check(target, mode, args.strict))
+    for note in skipped:  # on stderr: --json output stays one JSON array
+        sys.stderr.write(escape_controls(f"skillsd validate: not searched: {note}") + "\n")
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(results) + b"\n")
         sys.stdout.flush()
