@@ -3,9 +3,8 @@
 Both judge every real skill in ``shared/corpora`` and every case of ``CASES`` (built under
 ``tmp_path``). They must reach the same valid/invalid verdict, except for the cases that carry a
 ``disagrees`` reason: there skills-ref is wrong or looser than the skill format, and the test checks
-that
-the two really do disagree, in the direction stated (so the list in ``docs/conformance.md`` stays
-true). skillsd runs as the real CLI, once per batch, with ``--json``.
+that the two really do disagree, in the direction stated (so the list in ``docs/conformance.md``
+stays true). skillsd runs as the real CLI, once per batch, with ``--json``.
 """
 
 from __future__ import annotations

@@ -265,10 +265,9 @@ def test_a_slow_read_does_not_hold_the_event_loop(tree: dict[str, Path]) -> None
 def test_stuck_reads_are_cut_off_and_cancelled_ones_free_their_slot(
     tree: dict[str, Path],
 ) -> None:
-    """The robustness rules: a read that never returns does not hold a file-operation slot for good.
-    Five
-    stuck loads (more than the four slots) each end with -32800 after the time limit, a
-    cancelled one at once, and a load of another skill is answered meanwhile."""
+    """The robustness rules: a read that never returns does not hold a file-operation slot for
+    good. Five stuck loads (more than the four slots) each end with -32800 after the time limit,
+    a cancelled one at once, and a load of another skill is answered meanwhile."""
     control = tree["tmp"] / "control"
     control.mkdir()
     hook = tree["tmp"] / "slow_open_hook.py"

@@ -1,6 +1,6 @@
-"""`skillsd run` and the invocation marks of `skillsd list` (docs/protocol.md), as a user runs them:
-real
-subprocesses on a copy of the Claude Code-style fixture project; `--json` matches the daemon."""
+"""`skillsd run` and the invocation marks of `skillsd list` (docs/protocol.md), as a user runs
+them: real subprocesses on a copy of the Claude Code-style fixture project; `--json` matches the
+daemon."""
 
 from __future__ import annotations
 

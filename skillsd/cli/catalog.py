@@ -2,9 +2,9 @@
 
 These commands run the daemon's operations (:mod:`skillsd.operations`) in this process, with no
 daemon: ``--json`` prints exactly the Struct the same method returns. The CLI acts for the user,
-so ``show`` is not gated by permissions (docs/permissions.md). Human output shows control characters
-in
-names, descriptions, paths and contents escaped (:func:`escape_controls`), never raw.
+so ``show`` is not gated by permissions (docs/permissions.md). Human output shows control
+characters in names, descriptions, paths and contents escaped (:func:`escape_controls`), never
+raw.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """``skillsd trust [PATH] [--revoke] [--json]``: trust (or stop trusting) a repository.
 
 Until you trust a repository root, its skills' ``allowed-tools`` grant nothing and its
-``.agents/skillsd.toml`` can only tighten your policy (docs/permissions.md). The decision is saved
-in the
-user's state file (atomically), exactly as ``trust.set`` saves it, so every running daemon
-applies it at its next check. ``PATH`` is any directory inside the repository (default: .);
+``.agents/skillsd.toml`` can only tighten your policy (docs/permissions.md). The decision is
+saved in the user's state file (atomically), exactly as ``trust.set`` saves it, so every running
+daemon applies it at its next check. ``PATH`` is any directory inside the repository (default: .);
 its repository root is what gets trusted.
 """
 

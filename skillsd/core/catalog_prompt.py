@@ -1,13 +1,12 @@
 """The skill catalog rendered for a system prompt (``skills.prompt``), within a budget.
 
 Formats: ``xml`` (default: ``<available_skills>`` with child elements), ``codelia``
-(``<skills_context>``), ``attributes`` (``<skill name=".." description=".." location=".."/>``)
-and ``markdown`` (a list under a short how-to-use header). Only enabled skills the model may
-invoke (``invocation.model``, the host fields) are rendered, in the order given (the catalog's:
-scope,
-nearer roots, path). Descriptions (with ``whenToUse`` appended) are put on one line (whitespace
-runs collapsed). Text and attribute values are XML-escaped, and characters XML 1.0
-forbids (control characters, lone surrogates, U+FFFE/U+FFFF) become U+FFFD in every format.
+(``<skills_context>``), ``attributes`` (``<skill name=".." description=".." location=".."/>``) and
+``markdown`` (a list under a short how-to-use header). Only enabled skills the model may invoke
+(``invocation.model``, the host fields) are rendered, in the order given (the catalog's: scope,
+nearer roots, path). Descriptions (with ``whenToUse`` appended) are put on one line (whitespace runs
+collapsed). Text and attribute values are XML-escaped, and characters XML 1.0 forbids (control
+characters, lone surrogates, U+FFFE/U+FFFF) become U+FFFD in every format.
 
 Budget (``maxEntries`` skills, ``maxBytes`` UTF-8 bytes of the whole text), applied in stages:
 

@@ -26,9 +26,8 @@ Damerau (optimal string alignment) distance 1 for query tokens of >= 4 character
 and as a prefix for query tokens of >= 3 characters.
 
 Cost is bounded for any query (docs/security.md): only the first 64 distinct stems of a query count,
-and
-tokens over 64 characters get no typo matching (the deletes a typo lookup enumerates grow with the
-cube of a token's length); they still match exactly and as a prefix.
+and tokens over 64 characters get no typo matching (the deletes a typo lookup enumerates grow with
+the cube of a token's length); they still match exactly and as a prefix.
 
 Ties: score (rounded to 6 places), then scope (repo > user > extra), then ``SKILL.md`` path.
 """

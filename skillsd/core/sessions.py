@@ -46,9 +46,9 @@ class Session:
 
     def record_load(self, skill: SkillMetadata, trust_root: str | None = None) -> None:
         """Remember that ``skill`` (this version) was sent, and take its grants; with a
-        ``trust_root`` they count only while that repository root is trusted (docs/permissions.md;
-        the
-        catalog decides which skills need it, :meth:`Catalog.grants_need_trust`)."""
+        ``trust_root`` they count only while that repository root is trusted
+        (docs/permissions.md; the catalog decides which skills need it,
+        :meth:`Catalog.grants_need_trust`)."""
         self.loaded[skill.path] = LoadedSkill(
             id=skill.id, name=skill.name, path=skill.path, mtime_ms=skill.mtime_ms
         )

@@ -12,10 +12,9 @@ the socket; the daemon answers what is in flight and closes, and the proxy exits
 daemon's side ends.
 
 A daemon is only trusted when it runs as our own user (docs/security.md): an explicit ``--socket``
-path
-may sit in a shared directory where another user started a server first, and relaying to it
-would hand that user every request. The check asks the kernel (``SO_PEERCRED``) who the server
-is, right after connecting and before a byte is sent.
+path may sit in a shared directory where another user started a server first, and relaying to it
+would hand that user every request. The check asks the kernel (``SO_PEERCRED``) who the server is,
+right after connecting and before a byte is sent.
 """
 
 from __future__ import annotations

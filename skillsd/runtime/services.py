@@ -119,8 +119,8 @@ class Services:
 
     def trust_of(self, root: str) -> TrustState:
         """The user's trust of a repository root (docs/permissions.md): the state file's decision,
-        else
-        the user config's ``[trust]``. Read at every check, so a change is in effect at once."""
+        else the user config's ``[trust]``. Read at every check, so a change is in effect at
+        once."""
         config = self.catalogs.configs.user()
         return resolve_trust(root, self.state.trust_decisions(), config.trust, home=self.home)
 

@@ -1,6 +1,5 @@
 """Delta listing (docs/embedding.md): ``skills.list {sinceGeneration}`` over the real daemon, and
-the Python
-client's `CatalogMirror` equal to a fresh full list after a burst of random edits."""
+the Python client's `CatalogMirror` equal to a fresh full list after a burst of random edits."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """Host fields (docs/conformance.md) through a real ``skillsd serve``: what the user and the model
-each see,
-and an ``agents/openai.yaml`` edit announced by ``skills.changed``."""
+each see, and an ``agents/openai.yaml`` edit announced by ``skills.changed``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Workspace trust through a real ``skillsd serve`` (docs/permissions.md): a cloned repository
-cannot grant
-itself power until its root is trusted, and a project config never loosens the user's."""
+cannot grant itself power until its root is trusted, and a project config never loosens the
+user's."""
 
 from __future__ import annotations
 

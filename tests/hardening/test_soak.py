@@ -4,10 +4,9 @@ At least 8 clients pipeline a mix of ``skills.list``/``search``/``load``/``readF
 ``permissions.check``, ``agents.list`` and long one-word searches for a bounded time while a
 separate process creates, edits, renames and deletes skills underneath, and keeps making and
 removing hostile files (docs/security.md): a FIFO where a ``SKILL.md`` or an agent file goes,
-symlink
-loops, folders whose names are not UTF-8. Afterwards: no error reply but the kinds a vanishing
-skill explains, every reply matched to exactly one request, the daemon's cached catalog equal
-to a fresh scan done here in the test process, every subscriber told about the final
+symlink loops, folders whose names are not UTF-8. Afterwards: no error reply but the kinds a
+vanishing skill explains, every reply matched to exactly one request, the daemon's cached catalog
+equal to a fresh scan done here in the test process, every subscriber told about the final
 generation through ``skills.changed``, and the daemon's RSS bounded.
 
 Short by default (8 clients x 4 s). ``SKILLSD_LONG=1`` (``make soak``) runs
