@@ -1,4 +1,4 @@
-"""Params and result types of every method and notification (the spec's section 9).
+"""Params and result types of every method and notification (docs/protocol.md).
 
 Every field added after 1.0 must get a default, so older peers keep decoding.
 """

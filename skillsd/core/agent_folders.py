@@ -11,7 +11,8 @@ Everything else is derived from the table: the default roots skillsd scans
 ``agents[]``, one agent's view (:mod:`skillsd.core.agent_view`) and the install targets. Adding
 an agent or a folder is a change to this table only.
 
-Not to be confused with :mod:`skillsd.core.personas`, which holds agent *definitions* (seed 003).
+Not to be confused with :mod:`skillsd.core.personas`, which holds agent *definitions*
+(the personas of ``agents.list``/``agents.get``).
 """
 
 from __future__ import annotations

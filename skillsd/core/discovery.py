@@ -576,7 +576,7 @@ def scan(
 
     An extra root that holds a ``SKILL.md`` (or is the path of one) is that one skill. Roots that
     resolve to a directory already scanned are skipped. The same file reached twice is kept once,
-    for the first reach in SPEC order (scope, nearer-to-cwd, path). ``stat_files=False`` skips
+    for the first reach in catalog order (scope, nearer-to-cwd, path). ``stat_files=False`` skips
     the ``stat`` of each ``SKILL.md`` (``FoundSkill.stat`` is None): for a caller that opens and
     ``fstat``s every file right after, such as a first catalog build.
     """

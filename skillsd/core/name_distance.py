@@ -12,7 +12,7 @@ __all__ = ["MAX_SUGGESTIONS", "closest_names", "edit_distance", "normalize_name"
 
 #: How many names a "did you mean" suggestion lists at most.
 MAX_SUGGESTIONS = 5
-#: Longer names (over the spec's limit) get no suggestions: each comparison costs about
+#: Longer names (over the skill format's limit) get no suggestions: each comparison costs about
 #: ``len * len / 1.5``, which a hostile request against a catalog of long names must not multiply.
 _MAX_SUGGESTED_QUERY = limits.MAX_NAME_CHARS
 

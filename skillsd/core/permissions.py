@@ -1,4 +1,4 @@
-"""Permission rules and the six-layer policy (docs/permissions.md; seed 000's evaluation order).
+"""Permission rules and the six-layer policy, evaluated in the order docs/permissions.md gives.
 Pure.
 
 A rule is ``Tool`` or ``Tool(specifier)``. Tool names compare case-insensitively and ``Skill``

@@ -1,9 +1,8 @@
 """Rendering one loaded skill for the model (``skills.load``), and its reload reminder.
 
-Three formats: ``codelia`` (default, seed 001), ``spec`` (the Agent Skills client guide) and
-``markdown`` (seeds 000/002). The SKILL.md text is inserted verbatim: it is the instructions the
-model is meant to read, and escaping it would garble code samples. Attribute values and listed
-paths are XML-escaped.
+Three formats: ``codelia`` (default), ``spec`` (the Agent Skills client guide) and ``markdown``. The
+SKILL.md text is inserted verbatim: it is the instructions the model is meant to read, and escaping
+it would garble code samples. Attribute values and listed paths are XML-escaped.
 """
 
 from __future__ import annotations

@@ -85,7 +85,8 @@ def _default_dir_name(path: str) -> str:
 def _body_advice(
     data: bytes, body_offset: int, file_size: int, path: str, out: list[Diagnostic]
 ) -> None:
-    """Info diagnostics from the spec's size advice; line counts need the whole body in hand."""
+    """Info diagnostics from the skill format's size advice; line counts need the whole body in
+    hand."""
     body_bytes = file_size - body_offset
     tokens = body_bytes // limits.BYTES_PER_TOKEN
     if tokens > limits.BODY_ADVISED_MAX_TOKENS:

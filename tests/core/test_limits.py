@@ -1,4 +1,5 @@
-"""The limits SPEC.md names, pinned to its literal numbers (other tests use the constants)."""
+"""The skill format's limits and skillsd's documented defaults, pinned to their literal numbers
+(other tests use the constants)."""
 
 from __future__ import annotations
 
