@@ -1,9 +1,9 @@
 """``skillsd mcp``: serve the skills to MCP clients (docs/mcp.md), on stdio or streamable HTTP.
 
-stdio is served by skillsd's own JSON-RPC endpoint and imports no MCP SDK (a host gives the
-server little time to answer its first request). ``--http`` needs the optional extra
-``skillsd[mcp]`` (the official MCP SDK); without it the command exits 2 naming the install line.
-Logs go to stderr only: stdout is the protocol.
+Both are served by skillsd itself, with no MCP SDK (a host gives a stdio server little time to
+answer its first request). ``--http`` needs the optional extra ``skillsd[mcp]`` (h11, the HTTP
+parser); without it the command exits 2 naming the install line. Logs go to stderr only:
+stdout is the protocol.
 """
 
 from __future__ import annotations
@@ -56,23 +56,23 @@ def register(subparsers: Any) -> None:
 
 def _mcp(args: argparse.Namespace) -> int:
     stdio = args.http is None
-    if not stdio:  # stdio does without the SDK: importing it takes longer than hosts wait
+    if not stdio:
         try:
-            import mcp.server  # noqa: F401  (the SDK: an optional extra)
+            import h11  # noqa: F401  (HTTP/1.1 parsing: an optional extra)
         except ImportError:
             from skillsd.cli.extras import extra_hint
 
             hint = extra_hint("mcp", Path(__file__).resolve().parents[1], sys.executable)
             print(
-                "skillsd mcp: the MCP SDK (the extra skillsd[mcp]) is not installed; add it "
-                f"with: {hint}",
+                "skillsd mcp: --http needs the extra skillsd[mcp] (h11), which is not installed; "
+                f"add it with: {hint}",
                 file=sys.stderr,
             )
             return 2
     from skillsd.runtime.process_memory import prepare_daemon_process
 
-    # Large replies go back to the OS once sent; only the HTTP server's libraries need TLS.
-    prepare_daemon_process(tls=not stdio)
+    # Large replies go back to the OS once sent; neither face speaks TLS.
+    prepare_daemon_process()
     logging.basicConfig(
         stream=sys.stderr,
         level=args.log_level.upper(),

@@ -1,6 +1,6 @@
-"""What the stdio face's skill methods (:mod:`skillsd.mcp_bridge.native_skills`) get from its
-connection (:mod:`skillsd.mcp_bridge.native_stdio`): one request, and the client to notify or
-ask. Kept apart so that neither module imports the other's."""
+"""What the skill methods (:mod:`skillsd.mcp_bridge.native_skills`) get from their connection
+(:mod:`skillsd.mcp_bridge.mcp_connection`): one request, and the client to notify or ask. Kept
+apart so that neither module imports the other's."""
 
 from __future__ import annotations
 

@@ -1,12 +1,13 @@
-"""The skill methods of ``skillsd mcp`` on stdio (:mod:`skillsd.mcp_bridge.native_stdio`): each
-request's params become a use case of :mod:`skillsd.runtime.requests`, and its result an MCP
-result (:mod:`skillsd.mcp_bridge.mcp_results`), nothing more.
+"""The skill methods of ``skillsd mcp``: each request's params become a use case of
+:mod:`skillsd.runtime.requests`, and its result an MCP result
+(:mod:`skillsd.mcp_bridge.mcp_results`), nothing more.
 
-The process serves one client and is one skillsd session from start to exit, whatever the
-protocol version (reload suppression, grants and compaction work as in the daemon). The session
-opens with the first request that needs it, in the project named by ``--cwd``, else by the
-client's first root, else the process's cwd; watching starts then too, so a subscription made
-right after ``initialize`` hears the next edit.
+One instance serves one client, which is one skillsd session (reload suppression, grants and
+compaction work as in the daemon): on stdio the process, from start to exit, whatever the
+protocol version; over HTTP one ``Mcp-Session-Id`` (``stateless``: the 2026-07-28 requests,
+each of which stands alone, in no session). The session opens with the first request that needs
+it, in the project named by ``--cwd``, else by the client's first root, else the process's cwd;
+watching starts then too, so a subscription made right after ``initialize`` hears the next edit.
 
 The MCP client's approval of a tool call stands in for ``ask`` (the host asked its user before
 calling); ``deny`` and ``finalDeny`` still refuse, and a skill only the user may invoke is
@@ -16,6 +17,7 @@ refused on every model-facing path.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 from collections.abc import Awaitable, Callable, Coroutine
@@ -83,15 +85,26 @@ class _Client:
     """The client: its project, its skillsd session and the URIs it subscribed to."""
 
     cwd: str
-    session_id: str
+    #: None: requests that stand alone (HTTP on 2026-07-28), with no session.
+    session_id: str | None
     subscribed: set[str] = field(default_factory=set)
 
 
 class NativeSkills:
     """The skill methods of one project, over the runtime's services."""
 
-    def __init__(self, services: Services, cwd: str, *, cwd_given: bool, peer: Peer) -> None:
+    def __init__(
+        self,
+        services: Services,
+        cwd: str,
+        *,
+        cwd_given: bool,
+        peer: Peer,
+        stateless: bool = False,
+    ) -> None:
         self.services = services
+        #: Each request stands alone, in no skillsd session (HTTP on 2026-07-28).
+        self.stateless = stateless
         self.cwd = cwd
         #: Without ``--cwd``, a client that offers roots names the project (its first root).
         self.cwd_given = cwd_given
@@ -124,8 +137,14 @@ class NativeSkills:
         except (SkillsdError, RequestCancelled) as exc:
             raise mr.failure(exc) from None
 
-    def close(self) -> None:
-        self.services.catalogs.close()
+    def end(self) -> None:
+        """The client is gone (an HTTP session deleted or expired): its skillsd session
+        closes and its catalogs stop telling it of changes."""
+        self.services.catalogs.forget_listener(self)
+        client, self._client = self._client, None
+        if client is not None and client.session_id is not None:
+            self.services.sessions.release(client.session_id)
+            self.services.sessions.close(client.session_id)
 
     # -- the client --------------------------------------------------------------------------
 
@@ -140,9 +159,12 @@ class NativeSkills:
             if self._client is not None:
                 return self._client
             cwd = self.cwd if self.cwd_given else await self._first_root(ex) or self.cwd
-            session, _resumed = self.services.sessions.open(None, cwd)
-            self.services.sessions.hold(session.id)
-            client = self._client = _Client(cwd, session.id)
+            if self.stateless:
+                client = self._client = _Client(cwd, None)
+            else:
+                session, _resumed = self.services.sessions.open(None, cwd)
+                self.services.sessions.hold(session.id)
+                client = self._client = _Client(cwd, session.id)
             # Watching starts with the client, not with its first list: a subscription made
             # right after `initialize` hears the next edit.
             await self.services.view(cwd=cwd, session_id=None, listener=self)
@@ -227,7 +249,9 @@ class NativeSkills:
                 listeners.publish("updated", uris.skill_uri(skill))
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+        # In a context of its own: a change noticed while some request runs is no part of that
+        # request (over HTTP it would go out in that request's reply).
+        task = asyncio.get_running_loop().create_task(coro, context=contextvars.Context())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

@@ -10,8 +10,8 @@ import sys
 from skillsd.core.bounded_read import open_regular_file, read_at_most
 from skillsd.mcp_bridge.http_guard import (
     TOKEN_ENV,
-    HttpGuard,
     HttpLimits,
+    HttpRules,
     allowed_hosts,
     is_loopback,
     new_token,
@@ -50,7 +50,7 @@ def serve_http(
     limits: HttpLimits | None = None,
 ) -> int:
     """Serve MCP clients over streamable HTTP on ``host:port``, every request checked by
-    :class:`~skillsd.mcp_bridge.http_guard.HttpGuard`; returns the exit status (2 when the
+    :class:`~skillsd.mcp_bridge.http_guard.HttpRules`; returns the exit status (2 when the
     address or the token cannot be used, saying why on stderr)."""
     refusal = _refusal(host, no_auth=no_auth, allow_remote=allow_remote)
     if refusal is not None:
@@ -166,33 +166,7 @@ def _weak(token: str) -> str:
 def _run_http(
     cwd: str, host: str, port: int, token: str | None, *, cwd_given: bool, limits: HttpLimits
 ) -> int:
-    import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
+    from skillsd.mcp_bridge.native_http import serve
 
-    from skillsd.mcp_bridge.server import SkillsBridge
-    from skillsd.runtime.services import Services
-
-    bridge = SkillsBridge(Services.create(cwd=cwd), cwd, cwd_given=cwd_given, transport="http")
-    server = bridge.server()
-    app = server.streamable_http_app(
-        host=host,
-        max_request_body_size=limits.max_body_bytes,
-        session_idle_timeout=limits.session_idle_seconds,
-        max_sessions=limits.max_sessions,
-        # Host and Origin are the guard's (one rule for every bound address).
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
-    manager = server.session_manager
-
-    def live_sessions() -> int:
-        # The SDK keeps its open sessions here; an ended one's skillsd session goes with it.
-        live = getattr(manager, "_server_instances", {})
-        bridge.keep_sessions(set(live))
-        return len(live)
-
-    guarded = HttpGuard(
-        app, token=token, hosts=allowed_hosts(host), limits=limits, live_sessions=live_sessions
-    )
-    uvicorn.run(guarded, host=host, port=port, log_level="warning")
-    bridge.services.catalogs.close()
-    return 0
+    rules = HttpRules(token=token, hosts=allowed_hosts(host))
+    return serve(cwd, host, port, cwd_given=cwd_given, rules=rules, limits=limits)

@@ -24,13 +24,12 @@ _M_ARENA_MAX = -8
 _ARENA_MAX = 2
 
 
-def prepare_daemon_process(*, tls: bool = False) -> None:
+def prepare_daemon_process() -> None:
     """Leave OpenSSL out and make large reply buffers go back to the OS when freed.
 
-    * asyncio imports :mod:`ssl` eagerly, which maps OpenSSL (~5 MB of RSS); the daemon only
-      speaks over pipes and Unix sockets, never TLS, so asyncio is imported without it (``tls``:
-      a process whose libraries need :mod:`ssl` for serving, such as the MCP bridge's HTTP
-      server, keeps it). Only asyncio goes without: a download of an https archive imports
+    * asyncio imports :mod:`ssl` eagerly, which maps OpenSSL (~5 MB of RSS); the daemon
+      and the MCP faces serve pipes, Unix sockets and plain HTTP, never TLS, so asyncio is
+      imported without it. Only asyncio goes without: a download of an https archive imports
       :mod:`ssl` when it runs.
     * glibc raises its mmap threshold after the first large free, so later multi-megabyte
       ``skills.list`` replies come from the heap and stay resident after they are sent; a
@@ -38,7 +37,7 @@ def prepare_daemon_process(*, tls: bool = False) -> None:
     * glibc gives each allocating thread an arena of its own; capped at two, the worker
       threads' allocations reuse each other's freed memory.
     """
-    if not tls and "ssl" not in sys.modules and "asyncio" not in sys.modules:
+    if "ssl" not in sys.modules and "asyncio" not in sys.modules:
         # Declined for asyncio's import only: an install that downloads an https archive
         # imports it for real later (urllib), paying for OpenSSL only then.
         sys.modules["ssl"] = None  # type: ignore[assignment]

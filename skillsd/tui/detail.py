@@ -2,9 +2,10 @@
 
 The picker acts as a host would: it asks the daemon whether ``skill_load`` is allowed for the
 skill, and only then calls ``skills.load`` (which is gated by that same policy). When the
-answer is ``ask`` or ``deny`` it shows the SKILL.md text as ``skills.readFile`` returns it
-(``readFile`` is not gated: it is how a host shows a file to its user), together with the
-decision, and the user can answer the question with the approve dialog.
+answer is ``ask`` or ``deny`` it asks for the SKILL.md text with ``skills.readFile`` instead
+(checked like a load, but only ``deny`` refuses it: it is how a host shows a file to its user;
+a refusal is shown in its place), together with the decision, and the user can answer the
+question with the approve dialog.
 
 Each ``allowed-tools`` rule is checked with ``permissions.check`` for a call the rule
 describes (the specifier with its wildcards dropped: ``Bash(git diff:*)`` is checked as

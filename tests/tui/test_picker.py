@@ -490,7 +490,7 @@ def test_install_hint_for_a_clone_and_for_an_installed_package(tmp_path: Path) -
     installed = tmp_path / "site-packages" / "skillsd"
     installed.mkdir(parents=True)
     assert extra_hint("tui", installed, "/py") == "/py -m pip install 'textual>=0.80'"
-    assert extra_hint("mcp", installed, "/py") == "/py -m pip install 'mcp>=2.3'"
+    assert extra_hint("mcp", installed, "/py") == "/py -m pip install 'h11>=0.14'"
 
 
 def test_ui_refuses_a_cwd_that_is_not_a_directory(tmp_path: Path) -> None:
