@@ -6,11 +6,13 @@
 Each pass starts a fresh server (``python -m skillsd mcp --http 127.0.0.1:PORT``, bearer token
 in ``$SKILLSD_MCP_TOKEN``) in a temporary copy of ``examples/project`` with ``HOME`` at a copy of
 ``examples/home`` and an empty config. Every client opens its own session (``initialize`` +
-``notifications/initialized``), then loops until the time is up: ``tools/list``, ``tools/call``
-of the search tool, ``resources/list``, ``resources/read`` and ``prompts/get`` (names taken
-from the server's lists). Each request's wall time and HTTP status are recorded (a JSON-RPC error
-in a 200 reply counts as ``rpc-error``); a thread samples VmRSS/VmHWM of the server and any
-children every 0.5 s. Targets, judged on the N-client pass: peak RSS < 256 MiB, p99 < 100 ms.
+``notifications/initialized``) on a keep-alive connection of its own (a plain asyncio client:
+an HTTP library's costs more CPU than the server it measures), then loops until the time is
+up, each request sent as soon as the last was answered: ``tools/list``, ``tools/call`` of the
+search tool, ``resources/list``, ``resources/read`` and ``prompts/get`` (names taken from the
+server's lists). Each request's wall time and HTTP status are recorded (a JSON-RPC error in a
+200 reply counts as ``rpc-error``); a thread samples VmRSS/VmHWM of the server and any children
+every 0.5 s. Targets, judged on the N-client pass: peak RSS < 256 MiB, p99 < 100 ms.
 """
 
 from __future__ import annotations
@@ -32,12 +34,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import httpx2
-
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "soak-" + "t" * 40
-HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-HEADERS["Authorization"] = f"Bearer {TOKEN}"
+HEAD = (
+    "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+    f"Authorization: Bearer {TOKEN}\r\n"
+)
 CLIENT = {"name": "soak", "version": "1"}
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT}
 RSS_TARGET_MIB, P99_TARGET_MS = 256, 100
@@ -60,7 +62,7 @@ def usage(pid: int) -> tuple[float, float, float]:
     return rss, hwm, cpu
 
 
-def start_server(tmp: Path, log: Any) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(tmp: Path, log: Any) -> tuple[subprocess.Popen[bytes], int]:
     drop = ("SKILLSD_ROOT", "AGENT_SKILLS_PATH", "CODEX_HOME")  # Codex's folder follows HOME
     env = {k: v for k, v in os.environ.items() if k not in drop}
     env.update(HOME=str(tmp / "home"), SKILLSD_MCP_TOKEN=TOKEN)
@@ -71,24 +73,81 @@ def start_server(tmp: Path, log: Any) -> tuple[subprocess.Popen[bytes], str]:
         port = sock.getsockname()[1]
     cmd = [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}"]
     proc = subprocess.Popen(cmd, cwd=tmp / "project", env=env, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}/mcp"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
         try:
-            httpx2.get(url, timeout=0.5)
-            return proc, url
-        except httpx2.TransportError:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return proc, port
+        except OSError:
             time.sleep(0.1)
     proc.kill()
     raise SystemExit(f"the server did not start (exit {proc.poll()})")
 
 
-def parse(response: httpx2.Response) -> Any:
-    """The JSON-RPC message of a JSON or single-event SSE reply (None when empty)."""
-    text = response.text
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-        text = next((ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")), "")
-    return json.loads(text) if text.strip() else None
+class Reply:
+    """One HTTP reply: its status, headers (lower-cased names) and body."""
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.status_code = status
+        self.headers = headers
+        self.body = body
+
+    def message(self) -> Any:
+        """The JSON-RPC message of a JSON or SSE reply (the last event; None when empty)."""
+        text = self.body.decode()
+        if self.headers.get("content-type", "").startswith("text/event-stream"):
+            data = [ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")]
+            text = ([d for d in data if d] or [""])[-1]
+        return json.loads(text) if text.strip() else None
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection of one client, on asyncio streams: written here so
+    that the load generator costs little next to the server (an HTTP library's client spent
+    more CPU per request than the server it measured)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+
+    async def request(self, method: str, body: bytes, sid: str | None) -> Reply:
+        if self.streams is None:
+            self.streams = await asyncio.open_connection("127.0.0.1", self.port)
+        reader, writer = self.streams
+        head = f"{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n{HEAD}"
+        if sid:
+            head += f"Mcp-Session-Id: {sid}\r\n"
+        writer.write(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        try:
+            lines = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+            headers = {}
+            for line in lines[1:]:
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+            if "content-length" in headers:
+                data = await reader.readexactly(int(headers["content-length"]))
+            else:
+                data = await self._chunked(reader)
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self.close()
+            raise
+        if headers.get("connection") == "close":
+            self.close()
+        return Reply(int(lines[0].split()[1]), headers, data)
+
+    @staticmethod
+    async def _chunked(reader: asyncio.StreamReader) -> bytes:
+        parts = []
+        while size := int((await reader.readuntil(b"\r\n")).split(b";")[0], 16):
+            parts.append(await reader.readexactly(size))
+            await reader.readexactly(2)
+        await reader.readexactly(2)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        if self.streams is not None:
+            self.streams[1].close()
+            self.streams = None
 
 
 class Stats:
@@ -97,14 +156,13 @@ class Stats:
         self.statuses: Counter[str] = Counter()
 
     async def call(
-        self, http: httpx2.AsyncClient, url: str, body: dict[str, Any], sid: str | None = None
-    ) -> tuple[httpx2.Response | None, Any]:
-        headers = dict(HEADERS, **({"Mcp-Session-Id": sid} if sid else {}))
+        self, conn: Connection, body: dict[str, Any], sid: str | None = None
+    ) -> tuple[Reply | None, Any]:
         start = time.perf_counter()
         try:
-            response = await http.post(url, content=json.dumps(body), headers=headers)
-            message = parse(response)
-        except (httpx2.HTTPError, ValueError) as exc:
+            response = await conn.request("POST", json.dumps(body).encode(), sid)
+            message = response.message()
+        except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
             self.statuses[type(exc).__name__] += 1
             return None, None
         self.latencies.append(time.perf_counter() - start)
@@ -117,24 +175,25 @@ def rpc(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
 
 
-async def open_session(stats: Stats, http: httpx2.AsyncClient, url: str) -> str | None:
-    response, _ = await stats.call(http, url, rpc("initialize", INIT))
+async def open_session(stats: Stats, conn: Connection) -> str | None:
+    response, _ = await stats.call(conn, rpc("initialize", INIT))
     if response is None or response.status_code != 200:
         return None
     sid = response.headers["mcp-session-id"]
-    await stats.call(http, url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    await stats.call(conn, {"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
     return sid
 
 
-async def discover(http: httpx2.AsyncClient, url: str) -> list[dict[str, Any]]:
+async def discover(port: int) -> list[dict[str, Any]]:
     """The loop's requests, with names taken from the server's own lists."""
-    stats = Stats()
-    sid = await open_session(stats, http, url)
-    tools = (await stats.call(http, url, rpc("tools/list"), sid))[1]["result"]["tools"]
+    stats, conn = Stats(), Connection(port)
+    sid = await open_session(stats, conn)
+    tools = (await stats.call(conn, rpc("tools/list"), sid))[1]["result"]["tools"]
     search = next(t["name"] for t in tools if "search" in t["name"])
-    res = (await stats.call(http, url, rpc("resources/list"), sid))[1]["result"]["resources"]
-    prompts = (await stats.call(http, url, rpc("prompts/list"), sid))[1]["result"]["prompts"]
-    await http.request("DELETE", url, headers=dict(HEADERS, **{"Mcp-Session-Id": sid or ""}))
+    res = (await stats.call(conn, rpc("resources/list"), sid))[1]["result"]["resources"]
+    prompts = (await stats.call(conn, rpc("prompts/list"), sid))[1]["result"]["prompts"]
+    await conn.request("DELETE", b"", sid)
+    conn.close()
     return [
         rpc("tools/list"),
         rpc("tools/call", {"name": search, "arguments": {"query": "release notes"}}),
@@ -144,26 +203,26 @@ async def discover(http: httpx2.AsyncClient, url: str) -> list[dict[str, Any]]:
     ]
 
 
-async def client(stats: Stats, http: httpx2.AsyncClient, url: str, loop: list[Any], end: float):
+async def client(stats: Stats, port: int, loop: list[Any], end: float) -> None:
+    conn = Connection(port)
     sid = None
     while sid is None and time.monotonic() < end:
-        sid = await open_session(stats, http, url)
+        sid = await open_session(stats, conn)
         if sid is None:
             await asyncio.sleep(0.5)  # e.g. 503 at the session cap
     for n, body in enumerate(itertools.cycle(loop), 3):
         if time.monotonic() >= end:
             break
-        await stats.call(http, url, dict(body, id=n), sid)
+        await stats.call(conn, dict(body, id=n), sid)
+    conn.close()
 
 
-async def drive(url: str, clients: int, seconds: float) -> tuple[Stats, float]:
-    limits = httpx2.Limits(max_connections=clients + 1, max_keepalive_connections=clients + 1)
-    async with httpx2.AsyncClient(limits=limits, timeout=httpx2.Timeout(60.0)) as http:
-        loop = await discover(http, url)
-        stats, start = Stats(), time.monotonic()
-        end = start + seconds
-        await asyncio.gather(*(client(stats, http, url, loop, end) for _ in range(clients)))
-        return stats, time.monotonic() - start
+async def drive(port: int, clients: int, seconds: float) -> tuple[Stats, float]:
+    loop = await discover(port)
+    stats, start = Stats(), time.monotonic()
+    end = start + seconds
+    await asyncio.gather(*(client(stats, port, loop, end) for _ in range(clients)))
+    return stats, time.monotonic() - start
 
 
 def run_pass(examples: Path, clients: int, seconds: float) -> dict[str, Any]:
@@ -173,7 +232,7 @@ def run_pass(examples: Path, clients: int, seconds: float) -> dict[str, Any]:
         shutil.copytree(examples / "project", tmp / "project", symlinks=True)
         (tmp / "config.toml").write_text("")
         log = (tmp / "server.log").open("wb")
-        proc, url = start_server(tmp, log)
+        proc, port = start_server(tmp, log)
         try:
             samples, stop = [usage(proc.pid)], threading.Event()
 
@@ -185,7 +244,7 @@ def run_pass(examples: Path, clients: int, seconds: float) -> dict[str, Any]:
             idle, _, cpu0 = samples[0]
             mine = time.process_time()
             sampler.start()
-            stats, elapsed = asyncio.run(drive(url, clients, seconds))
+            stats, elapsed = asyncio.run(drive(port, clients, seconds))
             mine = time.process_time() - mine
             time.sleep(1.0)
             stop.set()

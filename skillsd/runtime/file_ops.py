@@ -1,10 +1,11 @@
 """Running file reads off the event loop, with a time limit and a cap on how many at once.
 
 A read stuck on a stalled filesystem (a dead NFS mount, a FIFO that slipped past a check) must
-never hold a worker other requests need: each file operation runs in a thread of its own, at
-most ``limits.MAX_CONCURRENT_FILE_OPS`` at once; past its time limit, or when the request is
-cancelled, its slot is freed and the thread is left to finish alone (a pool's worker could not
-be given up).
+never hold a worker other requests need: at most ``limits.MAX_CONCURRENT_FILE_OPS`` operations
+run at once, and past its time limit, or when the request is cancelled, an operation's slot is
+freed and its thread is left to finish alone. So a thread is never waited for: an operation
+goes to a thread that is idle, else to a new one (starting a thread costs milliseconds on a busy
+machine, so idle ones are kept for a while), and a stuck thread is simply not idle.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import queue
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
@@ -65,6 +67,8 @@ class FileOps:
         self._what = what
         #: File operations past their time limit whose threads have not finished yet.
         self._stuck = 0
+        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._threads = _Threads(self._jobs)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> FileOps:
@@ -105,7 +109,7 @@ class FileOps:
                         loop.call_soon_threadsafe(self._unstuck)
 
             stuck = [False]
-            threading.Thread(target=work, name="skillsd-file-op", daemon=True).start()
+            self._threads.submit(work)
             try:
                 return await asyncio.wait_for(asyncio.shield(done), self.seconds)
             except TimeoutError:
@@ -121,3 +125,49 @@ class FileOps:
 
     def _unstuck(self) -> None:
         self._stuck -= 1
+
+
+#: How long a thread with nothing to do waits for the next operation before it ends.
+_IDLE_SECONDS = 60.0
+
+
+class _Threads:
+    """The threads file operations run in: an operation is taken by an idle thread, else by a
+    new one. ``waiting`` threads wait for ``unclaimed`` operations; a new thread is started
+    whenever operations would outnumber the threads waiting for them."""
+
+    def __init__(self, jobs: queue.SimpleQueue[Callable[[], None]]) -> None:
+        self._jobs = jobs
+        self._lock = threading.Lock()
+        self._waiting = 0
+        self._unclaimed = 0
+
+    def submit(self, job: Callable[[], None]) -> None:
+        with self._lock:
+            self._unclaimed += 1
+            start = self._unclaimed > self._waiting
+            if start:
+                self._waiting += 1  # counted before it runs, so the next one is not short
+        self._jobs.put(job)
+        if start:
+            threading.Thread(target=self._run, name="skillsd-file-op", daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                job = self._jobs.get(timeout=_IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if self._unclaimed <= self._waiting - 1:
+                        self._waiting -= 1
+                        return  # idle long enough, and not counted on
+                continue
+            with self._lock:
+                self._unclaimed -= 1
+                self._waiting -= 1
+            try:
+                job()  # reports its own outcome
+            except Exception:
+                log.exception("a file operation's report failed")
+            with self._lock:
+                self._waiting += 1
