@@ -693,6 +693,9 @@ class McpFace:
         requested = _listen_filter(ex.params)
         if len(listeners.streams) >= MAX_STREAMS:
             raise rpc_error(ErrorCode.INTERNAL_ERROR, "Subscription limit reached")
+        # The project is watched from here on, even when this is the client's first request.
+        skills = await asyncio.shield(_runtime(ctx).methods)
+        await skills.watch(ex)
         honored = _honored(requested)
         meta = {SUBSCRIPTION_ID_KEY: ex.request_id}
         stream = _Stream(honored)

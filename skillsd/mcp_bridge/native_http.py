@@ -37,6 +37,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 
 import h11
@@ -799,7 +800,7 @@ class _Wire(asyncio.Protocol):
         self._on_lost = gone
         self._streaming = 1
         try:
-            head = h11.Response(status_code=200, headers=[*_SSE, *headers])
+            head = h11.Response(status_code=200, headers=[*_SSE, *headers], reason=b"OK")
             await self._write(self.h11.send(head))
             if first is not None:
                 await self._write(self.h11.send(h11.Data(data=_sse(first))))
@@ -850,7 +851,8 @@ class _Wire(asyncio.Protocol):
         headers = [*headers, (b"content-length", str(len(body)).encode())]
         if close:
             headers.append((b"connection", b"close"))
-        head = self.h11.send(h11.Response(status_code=status, headers=headers)) or b""
+        response = h11.Response(status_code=status, headers=headers, reason=_reason(status))
+        head = self.h11.send(response) or b""
         pieces = self.h11.send_with_data_passthrough(h11.Data(data=body)) or [] if body else []
         end = self.h11.send(h11.EndOfMessage()) or b""
         if len(body) <= _WRITE_PIECE:
@@ -892,6 +894,13 @@ class _Wire(asyncio.Protocol):
 
 _INVALID_BODY = "Body must be a single JSON-RPC request or notification object"
 _NOT_FOUND = "Method not found"
+
+
+def _reason(status: int) -> bytes:
+    try:
+        return HTTPStatus(status).phrase.encode()
+    except ValueError:
+        return b""
 
 
 def _sse(data: bytes) -> bytes:

@@ -137,6 +137,10 @@ class NativeSkills:
         except (SkillsdError, RequestCancelled) as exc:
             raise mr.failure(exc) from None
 
+    async def watch(self, ex: Exchange) -> None:
+        """Make sure the client's project is watched (a listen stream hears its changes)."""
+        await self._connection(ex)
+
     def end(self) -> None:
         """The client is gone (an HTTP session deleted or expired): its skillsd session
         closes and its catalogs stop telling it of changes."""

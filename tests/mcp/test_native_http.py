@@ -1,0 +1,193 @@
+"""``skillsd mcp --http`` on its own HTTP server (``skillsd/mcp_bridge/native_http.py``): what
+the SDK clients and the conformance suite do not reach. A change on disk reaches a session's
+GET stream and a 2026-07-28 listen stream, and never rides in another request's reply; the
+2026-07-28 routing headers must agree with the body; a deleted session is gone; and serving
+HTTP imports neither the MCP SDK nor pydantic."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.mcp.conftest import TOKEN
+from tests.mcp.test_http_security import INIT, _result, open_session, post, server
+
+MODERN = "2026-07-28"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+class EventStream:
+    """A raw connection reading one streamed reply's server-sent events."""
+
+    def __init__(self, port: int, method: str, headers: dict[str, str], body: bytes = b"") -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.settimeout(20)
+        lines = [f"{method} /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}"]
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        lines += [f"Content-Length: {len(body)}", "", ""]
+        self.sock.sendall("\r\n".join(lines).encode() + body)
+        self.buffer = b""
+        while b"\r\n\r\n" not in self.buffer:
+            self._fill()
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        self.head = head.decode("latin-1")
+
+    def _fill(self) -> None:
+        chunk = self.sock.recv(65536)
+        assert chunk, "the stream ended"
+        self.buffer += chunk
+
+    def next_event(self, within: float = 20.0) -> dict[str, Any]:
+        """The next event's JSON-RPC message, within ``within`` seconds (pings skipped)."""
+        deadline = time.monotonic() + within
+        while True:
+            # The body is chunked: find an event's data line, whatever the chunk borders.
+            _before, found, rest = self.buffer.partition(b"data: ")
+            if found and b"\r\n" in rest:
+                line, _, self.buffer = rest.partition(b"\r\n")
+                return dict(json.loads(line))
+            left = deadline - time.monotonic()
+            assert left > 0, f"no event within {within}s"
+            self.sock.settimeout(left)
+            self._fill()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+def _headers(**extra: str) -> dict[str, str]:
+    return {
+        "Authorization": f"Bearer {TOKEN}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        **extra,
+    }
+
+
+def _edit(tree: dict[str, Path]) -> None:
+    skill = tree["project"] / ".claude" / "skills" / "fix-issue" / "SKILL.md"
+    skill.write_text(skill.read_text().replace("description:", "description: Edited.", 1))
+
+
+def test_a_change_on_disk_reaches_the_get_stream_and_no_other_reply(
+    tree: dict[str, Path],
+) -> None:
+    with server(tree) as (_proc, url):
+        session = open_session(url)
+        listed = post(
+            url,
+            {"jsonrpc": "2.0", "id": 2, "method": "resources/list"},
+            **{"Mcp-Session-Id": session},
+        )
+        assert listed.status_code == 200
+        stream = EventStream(_port(url), "GET", _headers(**{"Mcp-Session-Id": session}))
+        try:
+            assert stream.head.startswith("HTTP/1.1 200") and "text/event-stream" in stream.head
+            second = EventStream(_port(url), "GET", _headers(**{"Mcp-Session-Id": session}))
+            assert second.head.startswith("HTTP/1.1 409"), second.head  # one per session
+            second.close()
+            _edit(tree)
+            changed = stream.next_event()
+            assert changed["method"].endswith("/list_changed"), changed
+            # The requests after it get their answers alone, as JSON.
+            listed = post(
+                url,
+                {"jsonrpc": "2.0", "id": 3, "method": "resources/list"},
+                **{"Mcp-Session-Id": session},
+            )
+            assert listed.headers["content-type"] == "application/json"
+            assert _result(listed)["id"] == 3
+        finally:
+            stream.close()
+
+
+def test_a_listen_stream_hears_a_change_on_2026_07_28(tree: dict[str, Path]) -> None:
+    with server(tree) as (_proc, url):
+        body = {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "subscriptions/listen",
+            "params": {"notifications": {"resourcesListChanged": True}, "_meta": ENVELOPE},
+        }
+        headers = _headers(**{"MCP-Protocol-Version": MODERN, "Mcp-Method": "subscriptions/listen"})
+        stream = EventStream(_port(url), "POST", headers, json.dumps(body).encode())
+        try:
+            assert "mcp-session-id" not in stream.head.lower()  # each request stands alone
+            acknowledged = stream.next_event()
+            assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+            assert acknowledged["params"]["notifications"] == {"resourcesListChanged": True}
+            _edit(tree)
+            changed = stream.next_event()
+            assert changed["method"] == "notifications/resources/list_changed", changed
+            assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 7
+        finally:
+            stream.close()
+
+
+def test_2026_07_28_routing_headers_must_agree_with_the_body(tree: dict[str, Path]) -> None:
+    listing = {"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"_meta": ENVELOPE}}
+    version = {"MCP-Protocol-Version": MODERN}
+    with server(tree) as (_proc, url):
+        ok = post(url, listing, **version, **{"Mcp-Method": "tools/list"})
+        assert ok.status_code == 200 and "skill_search" in ok.text
+        assert "mcp-session-id" not in ok.headers
+        wrong = post(url, listing, **version, **{"Mcp-Method": "prompts/list"})
+        assert wrong.status_code == 400 and wrong.json()["error"]["code"] == -32020
+        missing = post(url, listing, **version)
+        assert missing.status_code == 400 and missing.json()["error"]["code"] == -32020
+        read = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "resources/read",
+            "params": {"uri": "skill://fix-issue/SKILL.md", "_meta": ENVELOPE},
+        }
+        named = {"Mcp-Method": "resources/read", "Mcp-Name": "skill://other/SKILL.md"}
+        mismatch = post(url, read, **version, **named)
+        assert mismatch.status_code == 400 and "mcp-name" in mismatch.json()["error"]["message"]
+        unknown = dict(listing, method="no/such", id=6)
+        missing_method = post(url, unknown, **version, **{"Mcp-Method": "no/such"})
+        assert missing_method.status_code == 404
+        assert missing_method.json()["error"]["code"] == -32601
+
+
+def test_a_deleted_session_is_gone(tree: dict[str, Path]) -> None:
+    import httpx2
+
+    with server(tree) as (_proc, url):
+        session = open_session(url)
+        ended = httpx2.delete(url, headers=_headers(**{"Mcp-Session-Id": session}), timeout=30)
+        assert ended.status_code == 200
+        after = post(
+            url, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, **{"Mcp-Session-Id": session}
+        )
+        assert after.status_code == 404
+        assert post(url, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).status_code == 400
+        assert post(url, INIT).status_code == 200  # a new one opens
+
+
+def test_serving_http_imports_neither_the_sdk_nor_pydantic() -> None:
+    probe = (
+        "import sys, skillsd.cli.mcp, skillsd.mcp_bridge.native_http, "
+        "skillsd.mcp_bridge.transports\n"
+        "heavy = sorted({n.split('.')[0] for n in sys.modules} & "
+        "{'mcp', 'pydantic', 'pydantic_core', 'starlette', 'uvicorn', 'anyio', 'httpx'})\n"
+        "print(heavy)"
+    )
+    started = time.monotonic()
+    said = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert said == "[]", said
+    assert time.monotonic() - started < 60
