@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test test-ts lint typecheck bench generate clean dist
+.PHONY: demo test test-fast test-ts lint typecheck bench generate clean dist
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,12 +20,22 @@ $(TEST_STAMP): $(STAMP) pyproject.toml
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
+# pytest on PYTEST_WORKERS xdist workers, a test file (or an xdist_group) at a time: see
+# tests/conftest.py. PYTEST_WORKERS=0 runs it in one process.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadgroup)
+
 test: $(TEST_STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 	$(PY) -m mypy
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_PARALLEL)
 	$(MAKE) --no-print-directory test-ts
+
+# The quick loop: what runs in this process only (no `process` test spawns a daemon, the CLI or
+# anything else; no `slow` one). `make test` still runs everything.
+test-fast: $(TEST_STAMP)
+	$(PY) -m pytest -m "not slow and not process"
 
 # The TypeScript client's tests spawn the daemon (and `skillsd mcp`) from the venv, so it must
 # be installed first, with the MCP SDK of the test extra.

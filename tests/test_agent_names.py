@@ -43,6 +43,7 @@ def test_every_canonical_name_is_its_own() -> None:
     assert all(canonical_agent(name) == name for name in AGENTS)
 
 
+@pytest.mark.process
 def test_list_takes_the_short_names(tree: dict[str, Path]) -> None:
     write_skill(tree["project"] / ".claude" / "skills", "claude-only", "For Claude Code.")
     write_skill(tree["project"] / ".gemini" / "skills", "gemini-only", "For Gemini CLI.")
@@ -65,6 +66,7 @@ def test_an_unknown_agent_lists_the_accepted_names(client: Client) -> None:
     )
 
 
+@pytest.mark.process
 def test_add_takes_the_short_names_and_locks_the_canonical_ones(tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     project = tmp_path / "project"
@@ -91,6 +93,7 @@ def test_add_takes_the_short_names_and_locks_the_canonical_ones(tmp_path: Path) 
     assert refused.returncode == 2 and "gemini-cli (gemini)" in refused.stderr
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("typed", "event"), [("claude", "UserPromptSubmit"), ("gemini-cli", "BeforeAgent")]
 )

@@ -125,6 +125,7 @@ def test_ensure_corpus_reuses_then_regenerates(tmp_path: Path) -> None:
     assert gen.ensure_corpus(root, N + 1, seed=2)["n"] == N + 1
 
 
+@pytest.mark.process
 def test_cli(tmp_path: Path) -> None:
     out = tmp_path / "cli"
     proc = subprocess.run(
@@ -214,6 +215,7 @@ def opts() -> Iterator[argparse.Namespace]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+@pytest.mark.process
 def test_ping_client_loops_against_the_echo_floor(tmp_path: Path, opts: argparse.Namespace) -> None:
     for burst in (False, True):
         prepared = prepare_ping("floor", burst)(_corpus(tmp_path), opts)
@@ -225,6 +227,7 @@ def test_ping_client_loops_against_the_echo_floor(tmp_path: Path, opts: argparse
         assert (outcome.ok, outcome.failed, outcome.operations) == (count, 0, count)
 
 
+@pytest.mark.process
 def test_skillsd_daemon_env_sees_only_the_corpus(tmp_path: Path, opts: argparse.Namespace) -> None:
     """The spawned daemon gets an empty HOME and the corpus as its only skills."""
     gen.generate(tmp_path / "c", 3, seed=1, shape=gen.Shape(invalid_share=0.0))
@@ -241,6 +244,7 @@ def test_skillsd_daemon_env_sees_only_the_corpus(tmp_path: Path, opts: argparse.
         peer.close()
 
 
+@pytest.mark.process
 def test_mcp_ping_server_handshake(tmp_path: Path, opts: argparse.Namespace) -> None:
     peer = start_mcp_ping_server(_corpus(tmp_path), opts)
     try:
@@ -249,6 +253,7 @@ def test_mcp_ping_server_handshake(tmp_path: Path, opts: argparse.Namespace) -> 
         peer.close()
 
 
+@pytest.mark.process
 def test_run_script_prints_the_tables(tmp_path: Path) -> None:
     """``bench/run.py`` as a script: a corpus, two cases, the tables, the JSON; no PROBLEM."""
     report = tmp_path / "bench.json"

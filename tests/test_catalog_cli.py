@@ -6,8 +6,12 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from skillsd_protocol.schema import render_schema
 from tests.daemon.skill_tree import run_cli as run
+
+pytestmark = pytest.mark.process
 
 
 def test_list_human_and_json(tree: dict[str, Path]) -> None:

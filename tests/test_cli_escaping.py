@@ -23,6 +23,8 @@ from tests.daemon.skill_tree import daemon_env, make_project, write_skill
 from tests.tui.conftest import short_dir
 from tests.tui.test_picker import highlight, row_of, started, sync, text_of, until
 
+pytestmark = pytest.mark.process
+
 __all__ = ["short_dir"]  # the fixture, shared with the picker's tests
 
 #: The description as the skill file writes it (YAML escapes) and as skillsd reads it.

@@ -58,6 +58,7 @@ def add_danger(tree: dict[str, Path], name: str = "evil") -> Path:
 # -- list ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_list_marks_skills_the_scan_flags_and_json_stays_the_protocols(
     tree: dict[str, Path],
 ) -> None:
@@ -79,6 +80,7 @@ def test_list_marks_skills_the_scan_flags_and_json_stays_the_protocols(
     assert all("scan" not in skill for skill in listed["skills"]) and "scan" not in listed
 
 
+@pytest.mark.process
 def test_list_scan_marks_keep_names_escaped(tree: dict[str, Path]) -> None:
     skill = add_danger(tree, "bad")
     (skill / "SKILL.md").write_text(
@@ -93,6 +95,7 @@ def test_list_scan_marks_keep_names_escaped(tree: dict[str, Path]) -> None:
 # -- doctor's exit status -----------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_doctor_fails_on_a_danger_unless_no_fail(tree: dict[str, Path]) -> None:
     assert run(tree, "doctor").returncode == 0  # warnings and broken skills: reported only
     add_danger(tree)
@@ -106,6 +109,7 @@ def test_doctor_fails_on_a_danger_unless_no_fail(tree: dict[str, Path]) -> None:
     assert run(tree, "doctor", "--json", "--no-fail").returncode == 0
 
 
+@pytest.mark.process
 def test_doctor_fails_on_an_invalid_config_unless_no_fail(tree: dict[str, Path]) -> None:
     (tree["tmp"] / "config.toml").write_text("[discovery]\nmaxDepth = -3\n")
     out = run(tree, "doctor")
@@ -113,12 +117,14 @@ def test_doctor_fails_on_an_invalid_config_unless_no_fail(tree: dict[str, Path])
     assert run(tree, "doctor", "--no-fail").returncode == 0
 
 
+@pytest.mark.process
 def test_doctor_help_documents_the_exit_status(tree: dict[str, Path]) -> None:
     text = " ".join(run(tree, "doctor", "--help").stdout.split())
     assert "--no-fail" in text
     assert "1 when a config file is invalid or a skill has a danger scan finding" in text
 
 
+@pytest.mark.process
 def test_plain_doctor_names_personas_not_agents(tree: dict[str, Path]) -> None:
     out = run(tree, "doctor", commands=("claude",)).stdout.splitlines()
     assert "personas: none" in out
@@ -166,6 +172,7 @@ def _wide_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if len(line) > 80]
 
 
+@pytest.mark.process
 def test_doctor_agents_shows_the_agents_found_in_80_columns(tree: dict[str, Path]) -> None:
     write_skill(tree["project"] / ".claude" / "skills", "claude-only", "For Claude Code.")
     out = run(tree, "doctor", "--agents", commands=("codex",))
@@ -188,6 +195,7 @@ def test_doctor_agents_shows_the_agents_found_in_80_columns(tree: dict[str, Path
     assert by_name["pdf-forms"]["missedBy"] == ["claude-code"]
 
 
+@pytest.mark.process
 def test_doctor_agents_all_fits_80_columns_in_panels_and_wide_is_one_table(
     tree: dict[str, Path],
 ) -> None:
@@ -211,6 +219,7 @@ def test_doctor_agents_all_fits_80_columns_in_panels_and_wide_is_one_table(
     assert "a-skill-name-well-past-the-width-of-the-name-column " in wide.stdout
 
 
+@pytest.mark.process
 def test_doctor_agents_with_no_agent_found_shows_every_agent(tree: dict[str, Path]) -> None:
     out = run(tree, "doctor", "--agents")
     assert out.returncode == 0, out.stderr
@@ -220,6 +229,7 @@ def test_doctor_agents_with_no_agent_found_shows_every_agent(tree: dict[str, Pat
     assert data["allAgents"] is True and "kiro" in data["agents"]
 
 
+@pytest.mark.process
 def test_all_and_wide_need_agents(tree: dict[str, Path]) -> None:
     out = run(tree, "doctor", "--wide")
     assert out.returncode == 2 and "--agents" in out.stderr
@@ -236,6 +246,7 @@ def test_score_digits_never_show_a_missed_threshold_as_met() -> None:
     assert f"{0.4 - 1e-12:.{digits}f}" != f"{0.4:.{digits}f}"
 
 
+@pytest.mark.process
 def test_suggest_below_threshold_does_not_print_the_threshold(tree: dict[str, Path]) -> None:
     prompt = "draft release notes from the merged PRs"
     found = json.loads(run(tree, "suggest", prompt, "--json").stdout)["suggestions"]

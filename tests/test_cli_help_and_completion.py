@@ -48,6 +48,7 @@ def test_every_command_and_argument_has_help() -> None:
     assert not missing
 
 
+@pytest.mark.process
 def test_help_of_a_subcommand_prints_and_exits_0() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "skillsd", "daemon", "stop", "--help"],
@@ -71,6 +72,7 @@ def _script(shell: str, tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.process
 def test_bash_completes_commands_actions_and_options(tmp_path: Path) -> None:
     script = _script("bash", tmp_path)
 
@@ -91,6 +93,7 @@ def test_bash_completes_commands_actions_and_options(tmp_path: Path) -> None:
     assert set(complete("")) >= {c.name for c in command_words(build_parser())}
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
 def test_fish_completes_commands_actions_and_options(tmp_path: Path) -> None:
     script = _script("fish", tmp_path)
@@ -105,6 +108,7 @@ def test_fish_completes_commands_actions_and_options(tmp_path: Path) -> None:
     assert "--limit" in complete("skillsd search --l")
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
 def test_zsh_script_loads(tmp_path: Path) -> None:
     script = _script("zsh", tmp_path)

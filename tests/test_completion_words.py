@@ -15,6 +15,8 @@ import pytest
 
 from tests.daemon.skill_tree import daemon_env
 
+pytestmark = pytest.mark.process
+
 
 def _env(tree: dict[str, Path]) -> dict[str, str]:
     env = daemon_env(tree)

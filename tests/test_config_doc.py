@@ -8,12 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from skillsd.core.config import parse_config_text
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "config.md"
 
 
+@pytest.mark.process
 def test_config_doc_is_current() -> None:
     done = subprocess.run(
         [sys.executable, "docs/gen_config.py", "--check"],

@@ -219,6 +219,7 @@ def test_case_table_is_large_and_unique() -> None:
     assert len({c.id for c in CASES}) == len(CASES)
 
 
+@pytest.mark.process
 def test_edge_cases(tmp_path: Path) -> None:
     dirs: dict[str, Path] = {}
     for case in CASES:
@@ -242,6 +243,7 @@ def test_edge_cases(tmp_path: Path) -> None:
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.process
 @needs_corpora
 def test_corpora_agree() -> None:
     skill_dirs = sorted(p.parent for p in CORPORA.rglob("SKILL.md"))

@@ -14,6 +14,8 @@ import pytest
 from skillsd.core.state import StateStore
 from tests.daemon.skill_tree import daemon_env, make_project, run_cli
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def tree(tmp_path: Path) -> dict[str, Path]:

@@ -7,10 +7,14 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from skillsd import __version__
 from tests.corpora import CORPORA, needs_corpora
 from tests.daemon.skill_tree import run_cli as run
 from tests.daemon.skill_tree import write_skill
+
+pytestmark = pytest.mark.process
 
 
 def test_version(tree: dict[str, Path]) -> None:

@@ -139,6 +139,7 @@ def run(repo: Path, env: dict[str, str], *args: str, stdin: str = "") -> str:
     return done.stdout
 
 
+@pytest.mark.process
 def test_the_hook_frames_a_forged_description(repo: Path, env: dict[str, str]) -> None:
     event = json.dumps({"cwd": str(repo), "prompt": "draft the release notes"})
     context = json.loads(run(repo, env, "hook", "claude-code", stdin=event))["hookSpecificOutput"][

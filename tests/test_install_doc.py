@@ -83,6 +83,7 @@ def test_the_guide_has_a_line_for_every_agent_the_readme_names() -> None:
     assert _guide_line("Copilot CLI") == 'copilot mcp add skillsd -- "$(command -v skillsd)" mcp'
 
 
+@pytest.mark.process
 def test_the_claude_code_line_fills_in_the_installed_path(tmp_path: Path) -> None:
     # `claude` stands in as a script that prints its arguments, one a line.
     fake = tmp_path / "bin"
@@ -103,6 +104,7 @@ def test_the_claude_code_line_fills_in_the_installed_path(tmp_path: Path) -> Non
     ]
 
 
+@pytest.mark.process
 def test_the_gemini_trust_line_runs_as_printed_and_keeps_other_entries(tmp_path: Path) -> None:
     home, project = tmp_path / "home", tmp_path / "project"
     project.mkdir(parents=True)
@@ -145,6 +147,8 @@ def _project(tmp_path: Path) -> tuple[Path, Path]:
     return home, project
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_gemini_connects_only_after_the_trust_line(tmp_path: Path) -> None:
     _needs("gemini")
     home, project = _project(tmp_path)
@@ -157,6 +161,8 @@ def test_gemini_connects_only_after_the_trust_line(tmp_path: Path) -> None:
     assert f"skillsd: {SKILLSD} mcp" in listed and "Connected" in listed, listed
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_copilot_line_writes_its_user_config(tmp_path: Path) -> None:
     _needs("copilot")
     home, project = _project(tmp_path)
@@ -169,6 +175,8 @@ def test_copilot_line_writes_its_user_config(tmp_path: Path) -> None:
     assert f"Command: {SKILLSD} mcp" in shown and "Status: Enabled" in shown, shown
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_opencode_connects_with_the_guides_snippet(tmp_path: Path) -> None:
     _needs("opencode")
     home, project = _project(tmp_path)

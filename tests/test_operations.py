@@ -94,6 +94,7 @@ def cli(tree: dict[str, Path], *args: str) -> Any:
 # -- (a) the daemon and the CLI answer the same request with the same Struct -----------------
 
 
+@pytest.mark.process
 def test_show_json_is_exactly_what_skills_load_returns(
     daemon: Daemon, tree: dict[str, Path]
 ) -> None:
@@ -107,6 +108,7 @@ def test_show_json_is_exactly_what_skills_load_returns(
     assert cli(tree, "show", os.fspath(tree["pdf"])) == by_path
 
 
+@pytest.mark.process
 def test_list_search_and_prompt_match_the_daemon(daemon: Daemon, tree: dict[str, Path]) -> None:
     project = os.fspath(tree["project"])
     assert cli(tree, "list") == daemon.ok("skills.list", cwd=project)
@@ -130,6 +132,7 @@ def test_list_search_and_prompt_match_the_daemon(daemon: Daemon, tree: dict[str,
     )
 
 
+@pytest.mark.process
 def test_validate_judges_a_skill_file_the_same_way(daemon: Daemon, tree: dict[str, Path]) -> None:
     odd = write_skill(
         tree["tmp"] / "loose", "odd-one", "Has an unknown field.", extra="color: red\n"
@@ -209,6 +212,7 @@ def register(router):
 """
 
 
+@pytest.mark.process
 def test_a_slow_read_does_not_hold_the_event_loop(tree: dict[str, Path]) -> None:
     control = tree["tmp"] / "control"
     control.mkdir()
@@ -262,6 +266,8 @@ def test_a_slow_read_does_not_hold_the_event_loop(tree: dict[str, Path]) -> None
         d.proc.kill()
 
 
+@pytest.mark.process
+@pytest.mark.xdist_group("serial")
 def test_stuck_reads_are_cut_off_and_cancelled_ones_free_their_slot(
     tree: dict[str, Path],
 ) -> None:

@@ -20,6 +20,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+pytestmark = [pytest.mark.slow, pytest.mark.process]
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -34,10 +36,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     (wheel,) = base.glob("skillsd-*.whl")
     venv = base / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # Without pip of its own (bootstrapping one costs seconds): this suite's pip installs the
+    # wheel into the venv (``--python``), entry point scripts and all, as the venv's pip would.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", str(python)]
     subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)],
+        [*pip, "install", "-q", "--no-deps", "--no-index", str(wheel)],
         check=True,
         capture_output=True,
     )

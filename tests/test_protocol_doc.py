@@ -47,6 +47,7 @@ def generated() -> tuple[ModuleType, str, list[Any]]:
     return gen, text, exchanges
 
 
+@pytest.mark.process
 def test_checked_in_doc_is_current(generated: tuple[ModuleType, str, list[Any]]) -> None:
     gen, text, _ = generated
     assert gen.OUTPUT.read_text(encoding="utf-8") == text, (
@@ -54,6 +55,7 @@ def test_checked_in_doc_is_current(generated: tuple[ModuleType, str, list[Any]])
     )
 
 
+@pytest.mark.process
 def test_every_method_and_daemon_notification_has_a_recorded_example(
     generated: tuple[ModuleType, str, list[Any]],
 ) -> None:
@@ -96,6 +98,7 @@ def known_keys(value: Any, t: Any, where: str) -> None:
                 known_keys(value, arg, where)
 
 
+@pytest.mark.process
 def test_recorded_messages_decode_into_their_types(
     generated: tuple[ModuleType, str, list[Any]],
 ) -> None:
@@ -138,6 +141,7 @@ def test_recorded_messages_decode_into_their_types(
                 assert msgspec.to_builtins(result) == message["result"], where
 
 
+@pytest.mark.process
 def test_client_notification_examples_decode(
     generated: tuple[ModuleType, str, list[Any]],
 ) -> None:

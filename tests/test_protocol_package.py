@@ -31,6 +31,7 @@ def test_schema_covers_every_method_and_notification() -> None:
     assert schema["errorKinds"]["skill_not_found"] == 1001
 
 
+@pytest.mark.process
 def test_protocol_imports_nothing_but_msgspec() -> None:
     out = imported_in_isolation(
         {"msgspec", "skillsd_protocol"},

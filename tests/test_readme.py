@@ -13,6 +13,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.daemon.daemon_harness import daemon_pids, kill_pid
 from tests.test_embedding_doc import isolated_env
 
@@ -28,6 +30,7 @@ def test_readme_starts_with_make_demo_and_make_test() -> None:
     assert commands[:2] == ["make demo", "make test"]
 
 
+@pytest.mark.process
 def test_readme_python_example_runs_as_written(tmp_path: Path) -> None:
     # The example sits in a list item: its fence is indented.
     blocks = re.findall(

@@ -28,6 +28,8 @@ import pytest
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
 
+pytestmark = [pytest.mark.slow, pytest.mark.process]
+
 BIN = os.environ.get("SKILLSD_AGENTS_BIN", "")
 
 #: (folder relative to the project or the home, skill name): one skill per agent's folder, and

@@ -17,6 +17,8 @@ from tests.daemon.skill_tree import run_cli as run
 from tests.daemon.test_skill_methods import Client
 from tests.fixtures.host_project import copy_host_project
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def tree(tmp_path: Path) -> dict[str, Path]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 import importlib
 
+import pytest
+
 from skillsd.cli import _COMMAND_MODULES, COMMAND_OWNERS
 from skillsd.daemon.app import build_router
 from tests.daemon.daemon_harness import StdioDaemon, request
@@ -28,6 +30,7 @@ def test_the_deferred_router_serves_what_the_eager_one_does() -> None:
     assert deferred.notifications == eager.notifications
 
 
+@pytest.mark.process
 def test_a_skill_request_sent_with_the_first_ping_waits_for_the_methods_to_load() -> None:
     daemon = StdioDaemon()
     try:

@@ -54,6 +54,7 @@ def test_active_files_lift_a_skill_whose_paths_match(client: Client, tree: dict[
     assert "paths: **/*.sql matches db/report.sql" in lifted["reasons"]
 
 
+@pytest.mark.process
 def test_the_cli_prints_score_activation_and_reasons(tree: dict[str, Path]) -> None:
     out = run_cli(tree, "suggest", "draft release notes from the merged PRs")
     assert out.returncode == 0, out.stderr
@@ -86,6 +87,7 @@ def _hook(agent: str, stdin: str, env: dict[str, str]) -> subprocess.CompletedPr
     )
 
 
+@pytest.mark.process
 def test_the_hook_adds_context_only_when_a_skill_activates(shared: dict[str, str]) -> None:
     event = {
         "session_id": "abc",
@@ -107,6 +109,7 @@ def test_the_hook_adds_context_only_when_a_skill_activates(shared: dict[str, str
     assert broken.returncode == 0 and broken.stdout == "" and "skillsd hook:" in broken.stderr
 
 
+@pytest.mark.process
 def test_eval_reports_precision_recall_and_the_rival_that_won(tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     ok = subprocess.run(
@@ -144,6 +147,7 @@ def test_eval_reports_precision_recall_and_the_rival_that_won(tmp_path: Path) ->
     assert miss["winner"] == "deploy-app" and miss["shouldTrigger"] is True
 
 
+@pytest.mark.process
 def test_a_malformed_triggers_file_names_the_file_and_entry(tree: dict[str, Path]) -> None:
     evals = tree["pdf"] / "evals"
     evals.mkdir()

@@ -9,6 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+pytestmark = pytest.mark.process
+
 SKILLSD = Path(sys.executable).with_name("skillsd")
 
 

@@ -9,6 +9,8 @@ import random
 import shutil
 from pathlib import Path
 
+import pytest
+
 from skillsd.core.catalog_delta import ChangeHistory
 from skillsd_client import AsyncClient, CatalogMirror
 from tests.daemon.skill_tree import daemon_env, write_skill
@@ -18,6 +20,7 @@ def run(coro: object) -> None:
     asyncio.run(asyncio.wait_for(coro, 120))  # type: ignore[arg-type]
 
 
+@pytest.mark.process
 def test_delta_added_changed_removed_and_full_list_fallbacks(tree: dict[str, Path]) -> None:
     skills = tree["skills"]
 
@@ -78,6 +81,7 @@ def test_a_history_that_no_longer_reaches_back_answers_none() -> None:
     assert (folded.added, folded.changed, folded.removed) == ([], ["s5"], [])
 
 
+@pytest.mark.process
 def test_the_mirror_equals_a_fresh_list_after_random_edits(tree: dict[str, Path]) -> None:
     skills = tree["skills"] / "burst"
     skills.mkdir()

@@ -65,6 +65,7 @@ def test_readme_names_every_method() -> None:
     assert pairs == load_generator().PY_NAMES
 
 
+@pytest.mark.process
 def test_client_imports_only_msgspec_protocol_and_stdlib() -> None:
     # Any module outside the standard library, msgspec and the two packages is refused.
     out = imported_in_isolation(

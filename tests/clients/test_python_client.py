@@ -96,6 +96,7 @@ def assert_data_typed(exc: RpcError) -> None:
 # -- stdio --------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_spawn_gives_typed_results(tree: dict[str, Path], environ: dict[str, str]) -> None:
     async def body() -> None:
         async with await AsyncClient.spawn(cwd=tree["project"], env=environ) as client:
@@ -135,6 +136,7 @@ def test_spawn_gives_typed_results(tree: dict[str, Path], environ: dict[str, str
     run(body())
 
 
+@pytest.mark.process
 def test_commands_and_invoke(tmp_path: Path) -> None:
     project = copy_host_project(tmp_path)
     tree = {"tmp": tmp_path, "project": project, "home": tmp_path / "home"}
@@ -156,6 +158,7 @@ def test_commands_and_invoke(tmp_path: Path) -> None:
     run(body())
 
 
+@pytest.mark.process
 def test_a_relative_cwd_means_the_callers_directory(
     tree: dict[str, Path], environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -176,6 +179,7 @@ def test_a_relative_cwd_means_the_callers_directory(
     run(body())
 
 
+@pytest.mark.process
 def test_errors_carry_code_kind_and_typed_data(
     tree: dict[str, Path], environ: dict[str, str]
 ) -> None:
@@ -225,6 +229,7 @@ def test_errors_carry_code_kind_and_typed_data(
     run(body())
 
 
+@pytest.mark.process
 def test_notifications_reach_callbacks_and_iterators(
     tree: dict[str, Path], environ: dict[str, str]
 ) -> None:
@@ -259,6 +264,7 @@ def test_notifications_reach_callbacks_and_iterators(
     run(body())
 
 
+@pytest.mark.process
 def test_timeout_and_cancellation_cancel_at_the_daemon(
     tree: dict[str, Path], environ: dict[str, str], caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -310,6 +316,7 @@ def test_timeout_and_cancellation_cancel_at_the_daemon(
     run(body())
 
 
+@pytest.mark.process
 def test_daemon_death_fails_pending_calls_with_its_stderr(
     tree: dict[str, Path], environ: dict[str, str]
 ) -> None:
@@ -337,6 +344,7 @@ def test_daemon_death_fails_pending_calls_with_its_stderr(
     run(body())
 
 
+@pytest.mark.process
 def test_a_daemon_that_cannot_start_explains_why(environ: dict[str, str]) -> None:
     async def body() -> None:
         async with await AsyncClient.spawn(args=["--no-such-flag"], env=environ) as client:
@@ -351,6 +359,7 @@ def test_a_daemon_that_cannot_start_explains_why(environ: dict[str, str]) -> Non
 # -- the blocking client ------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_sync_client_is_safe_from_many_threads(
     tree: dict[str, Path], environ: dict[str, str]
 ) -> None:
@@ -402,6 +411,7 @@ def test_sync_client_is_safe_from_many_threads(
         client.ping()
 
 
+@pytest.mark.process
 def test_sync_stream_ends_when_the_daemon_dies(
     tree: dict[str, Path], environ: dict[str, str]
 ) -> None:
@@ -420,6 +430,7 @@ def test_sync_stream_ends_when_the_daemon_dies(
 # -- sockets ------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_connect_to_a_socket_daemon(
     tree: dict[str, Path], environ: dict[str, str], short_dir: Path
 ) -> None:
@@ -450,11 +461,13 @@ def test_connect_to_a_socket_daemon(
         Client.connect(path)
 
 
+@pytest.mark.process
 def test_spawning_a_missing_command_says_so(tmp_path: Path) -> None:
     with pytest.raises(ConnectError, match="cannot start /no/such/skillsd"):
         Client.spawn(["/no/such/skillsd"], cwd=tmp_path)
 
 
+@pytest.mark.process
 def test_connect_shared_starts_one_daemon_and_reuses_it(
     tree: dict[str, Path], short_dir: Path
 ) -> None:
@@ -495,6 +508,7 @@ def test_connect_shared_starts_one_daemon_and_reuses_it(
             kill_pid(pid)
 
 
+@pytest.mark.process
 def test_connect_shared_reports_a_daemon_that_fails_to_start(short_dir: Path) -> None:
     runtime = short_dir / "run"
     environ = {**os.environ, "SKILLSD_RUNTIME_DIR": os.fspath(runtime)}

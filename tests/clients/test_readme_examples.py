@@ -22,6 +22,7 @@ def test_the_readme_has_the_examples_a_user_needs() -> None:
     assert any("permission_required" in b and "permissions_remember" in b for b in BLOCKS)
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_block_runs_as_printed(block: str, tmp_path: Path) -> None:
     done = subprocess.run(

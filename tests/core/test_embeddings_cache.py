@@ -181,6 +181,7 @@ print(json.dumps({"before": before, "after": peak(), "shape": list(shape)}))
 """
 
 
+@pytest.mark.process
 def test_a_compression_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> None:
     path = bomb(tmp_path / "cache" / "embeddings.npz")
     assert path.stat().st_size < 2 * 1024 * 1024
@@ -202,6 +203,7 @@ def test_a_compression_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> 
 # -- as a user runs it -----------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_suggest_with_a_damaged_cache_warns_once_and_goes_on(tmp_path: Path) -> None:
     """With the extra ``skillsd[semantic]``: a cache of another dimension made ``skillsd
     suggest`` print a traceback; now one warning, the suggestions, and a rebuilt cache."""

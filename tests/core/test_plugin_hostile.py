@@ -114,6 +114,7 @@ def test_a_plugin_the_user_enabled_is_theirs_and_a_repository_may_disable_it(
 # -- nesting bombs -----------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_nesting_bomb_in_a_repositorys_settings_is_a_diagnostic(
     client: Client, tree: dict[str, Path]
 ) -> None:
@@ -129,6 +130,7 @@ def test_a_nesting_bomb_in_a_repositorys_settings_is_a_diagnostic(
     assert os.fspath(bomb) in shown.stdout
 
 
+@pytest.mark.process
 def test_a_nesting_bomb_in_a_marketplace_manifest_is_an_error_naming_it(
     tree: dict[str, Path],
 ) -> None:

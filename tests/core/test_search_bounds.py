@@ -187,6 +187,7 @@ def _peak_rss_bytes(pid: int) -> int:
     raise AssertionError("no VmHWM in /proc status")
 
 
+@pytest.mark.process
 def test_daemon_answers_a_1000_letter_word_and_the_next_ping(tmp_path: Path) -> None:
     tree = make_project(tmp_path)
     rng = random.Random(11)
@@ -240,6 +241,7 @@ def _run_measured(args: list[str], cwd: Path, environ: dict[str, str]) -> tuple[
     return proc.returncode, out.read_bytes(), usage.ru_maxrss * 1024
 
 
+@pytest.mark.process
 def test_cli_search_answers_a_1000_letter_word(tmp_path: Path) -> None:
     tree = make_project(tmp_path)
     word = "".join(random.Random(3).choices(string.ascii_lowercase, k=1000))

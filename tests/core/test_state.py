@@ -151,6 +151,7 @@ StateStore(sys.argv[1], open_temp=crash).remember("bash", "allow")
 """
 
 
+@pytest.mark.process
 def test_a_crash_mid_write_leaves_the_old_state_readable(tmp_path: Path) -> None:
     path = tmp_path / STATE_FILE
     StateStore(os.fspath(path)).remember("read", "allow")

@@ -71,6 +71,7 @@ def matches(globs: list[str], path: str) -> bool:
     return globs_match(compile_globs(globs), split_path(path))
 
 
+@pytest.mark.process
 def test_the_backtracking_glob_answers_at_once_and_rightly() -> None:
     skill = with_paths("stars", "*a*a*a*a*a*a*a*a*b")
     root = "/repo"
@@ -90,6 +91,7 @@ def test_the_backtracking_glob_answers_at_once_and_rightly() -> None:
     assert not bounded(lambda: matches(["*" * 64 + "b"], "a" * 4000))
 
 
+@pytest.mark.process
 def test_a_miss_places_each_piece_once() -> None:
     """A name whose head and tail fit but whose middle cannot: each piece is searched for once,
     left to right, so a thousand misses over 4 096 characters cost milliseconds."""
@@ -178,6 +180,7 @@ def test_active_files_are_bounded_naming_the_field() -> None:
         assert "activeFiles" in caught.value.message
 
 
+@pytest.mark.process
 def test_ranking_with_active_files_at_the_cap_is_quick() -> None:
     """50 skills with hostile globs against 1 000 files of 4 096 bytes: 100 000 active files
     against 50 globs blocked the loop 12.9 s before the cap."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.daemon.skill_tree import run_cli, write_skill
 from tests.daemon.test_skill_methods import Client
 
@@ -24,6 +26,7 @@ def test_one_agents_view_over_the_wire(client: Client, tree: dict[str, Path]) ->
     assert error["data"]["field"] == "agent"
 
 
+@pytest.mark.process
 def test_claude_code_shows_its_model_the_personal_skill_of_a_name(
     client: Client, tree: dict[str, Path]
 ) -> None:

@@ -8,8 +8,12 @@ import os
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from tests.daemon.daemon_harness import SocketClient, socket_daemon
 from tests.daemon.skill_tree import daemon_env, write_skill
+
+pytestmark = pytest.mark.process
 
 MOST = 8
 VISITS = 60

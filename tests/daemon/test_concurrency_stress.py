@@ -12,8 +12,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.daemon.in_process import InProcessDaemon
 from tests.daemon.skill_tree import daemon_env, write_skill
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("serial")]
 
 SKILLS = [f"tool-{n}" for n in range(12)]
 ROUNDS = 30

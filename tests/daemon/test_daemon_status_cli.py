@@ -8,7 +8,11 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.daemon.daemon_harness import SocketClient, env, pid_alive, skillsd, socket_daemon
+
+pytestmark = pytest.mark.process
 
 
 def _cli(runtime: Path, *args: str) -> subprocess.CompletedProcess[str]:

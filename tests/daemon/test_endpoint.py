@@ -584,6 +584,7 @@ def test_initialize_records_the_client_and_lists_methods() -> None:
     run(scenario)
 
 
+@pytest.mark.process
 def test_process_id_watch_closes_the_connection_when_the_client_dies() -> None:
     async def scenario() -> None:
         conn, chan, _ = await connect()
@@ -605,6 +606,7 @@ def test_process_id_watch_closes_the_connection_when_the_client_dies() -> None:
     run(scenario)
 
 
+@pytest.mark.process
 def test_process_alive() -> None:
     child = subprocess.Popen(["true"])
     child.wait()

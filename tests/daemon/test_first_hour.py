@@ -16,6 +16,8 @@ from tests.daemon.daemon_harness import StdioDaemon
 from tests.daemon.skill_tree import write_skill
 from tests.daemon.test_skill_methods import Client
 
+pytestmark = pytest.mark.process
+
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
     from tests.daemon.skill_tree import daemon_env

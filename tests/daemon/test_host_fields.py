@@ -15,6 +15,8 @@ from tests.daemon.skill_tree import daemon_env
 from tests.daemon.test_skill_methods import Client
 from tests.fixtures.host_project import copy_host_project
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -7,8 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.daemon.daemon_harness import StdioDaemon, request
 from tests.daemon.skill_tree import daemon_env
+
+pytestmark = pytest.mark.process
 
 
 def _daemon(tmp: Path) -> StdioDaemon:

@@ -17,6 +17,8 @@ from tests.daemon.skill_tree import daemon_env
 from tests.daemon.test_skill_methods import Client
 from tests.fixtures.host_project import copy_host_project
 
+pytestmark = pytest.mark.process
+
 SESSION = "inv-1"
 NOT_USER_INVOCABLE = 1015
 PERMISSION_DENIED = 1004

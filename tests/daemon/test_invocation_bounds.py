@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.daemon.daemon_harness import StdioDaemon
 from tests.daemon.skill_tree import daemon_env, write_skill
 from tests.daemon.test_skill_methods import Client
+
+pytestmark = pytest.mark.process
 
 TOO_LARGE = 1008
 #: Just under the 1 MiB a SKILL.md may hold.

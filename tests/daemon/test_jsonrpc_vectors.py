@@ -112,6 +112,8 @@ def stdio_outputs() -> dict[str, tuple[bytes, int]]:
     return dict(zip(NAMES, results, strict=True))
 
 
+@pytest.mark.process
+@pytest.mark.xdist_group("serial")
 @pytest.mark.parametrize("vector", VECTORS, ids=NAMES)
 def test_vector_over_stdio(vector: dict[str, Any], stdio_outputs: dict[str, Any]) -> None:
     output, status = stdio_outputs[vector["name"]]
@@ -130,6 +132,7 @@ def socket_path() -> Iterator[Path]:
             yield runtime / "skillsd.sock"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("vector", VECTORS, ids=NAMES)
 def test_vector_over_socket(vector: dict[str, Any], socket_path: Path) -> None:
     client = h.SocketClient(socket_path)

@@ -27,6 +27,8 @@ from skillsd_protocol.messages import SkillsChangedParams
 from tests.daemon import daemon_harness as h
 from tests.daemon.skill_tree import write_skill
 
+pytestmark = pytest.mark.xdist_group("serial")
+
 ROOTS = 5
 CATEGORIES = 8
 SKILLS_PER_CATEGORY = 50
@@ -123,6 +125,8 @@ def _pick(listing: dict[str, Any], n: int) -> tuple[str, str]:
     return skill["id"], skill["path"]
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_an_edit_right_after_the_first_lists_is_announced(
     forest: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -148,6 +152,8 @@ def test_an_edit_right_after_the_first_lists_is_announced(
             _wait_changed(client, skill_id)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_edits_while_a_rebuild_is_busy_are_announced(
     forest: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -171,6 +177,8 @@ def test_edits_while_a_rebuild_is_busy_are_announced(
             _wait_changed(client, skill_id)
 
 
+@pytest.mark.slow
+@pytest.mark.process
 def test_a_forced_reload_does_not_swallow_an_edit(forest: dict[str, Any], tmp_path: Path) -> None:
     """Another client's ``forceReload`` right after an edit rescans from scratch: the clients
     that listed still hear about the edit."""

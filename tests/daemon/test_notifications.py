@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.daemon import daemon_harness as h
 from tests.daemon.skill_tree import write_skill
+
+pytestmark = pytest.mark.process
 
 
 def test_only_connections_that_listed_the_cwd_are_notified(tmp_path: Path) -> None:

@@ -59,6 +59,7 @@ def test_a_nul_extra_root_is_refused_and_breaks_nothing_after(client: Client) ->
     refused(client, "skills.list", {"cwd": client.cwd, "extraRoots": ["x\u0000"]}, "$.extraRoots")
 
 
+@pytest.mark.process
 def test_the_cli_refuses_a_query_over_the_limit(tree: dict[str, Path]) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "skillsd", "search", "q" * 1001],
@@ -72,6 +73,7 @@ def test_the_cli_refuses_a_query_over_the_limit(tree: dict[str, Path]) -> None:
     assert "longer than 1000 characters" in out.stderr
 
 
+@pytest.mark.process
 def test_config_values_out_of_range_make_the_config_invalid(tree: dict[str, Path]) -> None:
     config = tree["project"] / ".agents" / "skillsd.toml"
     daemon = StdioDaemon(environ=daemon_env(tree))
@@ -114,6 +116,7 @@ def test_sessions_are_capped_dropping_the_least_recently_used_unheld_one() -> No
     assert "d" not in store._sessions and len(store) == 3
 
 
+@pytest.mark.process
 def test_a_flood_of_sessions_never_takes_another_clients_session(
     tree: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -15,6 +15,8 @@ from tests.daemon.daemon_harness import StdioDaemon
 from tests.daemon.skill_tree import daemon_env, make_project, write_skill
 from tests.daemon.test_skill_methods import Client
 
+pytestmark = pytest.mark.process
+
 
 class Daemons:
     """Starts daemons on one tree (so a test can restart one) and stops them all."""

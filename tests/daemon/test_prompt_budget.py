@@ -16,6 +16,8 @@ from tests.daemon.daemon_harness import StdioDaemon
 from tests.daemon.skill_tree import daemon_env, write_skill
 from tests.daemon.test_skill_methods import Client
 
+pytestmark = pytest.mark.process
+
 TOPICS = {
     "pdf-forms": "Fill and flatten PDF forms and list their fields.",
     "k8s-deploy": "Deploy services to a Kubernetes cluster with rolling updates.",

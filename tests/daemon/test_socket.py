@@ -18,6 +18,8 @@ import pytest
 from skillsd.daemon.daemon_lock import read_owner
 from tests.daemon import daemon_harness as h
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def base() -> Iterator[Path]:

@@ -13,6 +13,8 @@ import pytest
 
 from tests.daemon import daemon_harness as h
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def daemon() -> Iterator[h.StdioDaemon]:

@@ -97,6 +97,7 @@ def test_a_ping_is_answered_while_a_suggest_matches_its_active_files(
     assert "stars" not in names
 
 
+@pytest.mark.process
 def test_the_hostile_glob_at_the_cap_answers_rightly(tree: dict[str, Path]) -> None:
     """1 000 active files of 4 096 bytes against the backtracking glob: answered, and right. A
     daemon of its own: a backtracking regex holds the GIL, so one in this process would hang
@@ -150,6 +151,7 @@ def test_active_files_past_the_cap_are_refused_naming_the_field(client: Client) 
     )
 
 
+@pytest.mark.process
 def test_eval_refuses_a_query_past_the_search_limit_naming_the_file(
     tree: dict[str, Path],
 ) -> None:
@@ -170,6 +172,7 @@ def test_eval_refuses_a_query_past_the_search_limit_naming_the_file(
     assert out.returncode in (0, 1), out.stderr
 
 
+@pytest.mark.process
 def test_eval_refuses_deeply_nested_triggers_without_a_traceback(tree: dict[str, Path]) -> None:
     evals = tree["pdf"] / "evals"
     evals.mkdir()

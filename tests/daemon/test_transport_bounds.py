@@ -37,6 +37,7 @@ def daemon() -> Iterator[h.StdioDaemon]:
 # -- after shutdown ------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 def test_after_shutdown_only_exit_is_accepted(daemon: h.StdioDaemon) -> None:
     daemon.send(h.notification("_test.print", {"text": "BEFORE-SHUTDOWN"}))
     daemon.send(h.request("slow", "_test.sleep", {"seconds": 0.3}))
@@ -72,6 +73,7 @@ def test_after_shutdown_only_exit_is_accepted(daemon: h.StdioDaemon) -> None:
     assert "BEFORE-SHUTDOWN" in stderr and "AFTER-SHUTDOWN" not in stderr
 
 
+@pytest.mark.process
 def test_cancel_still_reaches_a_request_running_at_shutdown(daemon: h.StdioDaemon) -> None:
     daemon.send(h.request("slow", "_test.sleep", {"seconds": 30, "steps": 30}))
     assert daemon.call(1, "shutdown")["result"] is None
@@ -139,6 +141,7 @@ def old_pipe_daemon(tmp_path: Path) -> Iterator[h.StdioDaemon]:
     daemon.kill()
 
 
+@pytest.mark.process
 def test_stdio_exits_on_eof_without_is_reading(old_pipe_daemon: h.StdioDaemon) -> None:
     daemon = old_pipe_daemon
     assert daemon.call(1, "ping")["result"] == {}
@@ -152,6 +155,7 @@ def test_stdio_exits_on_eof_without_is_reading(old_pipe_daemon: h.StdioDaemon) -
     assert "NotImplementedError" not in daemon.stderr()
 
 
+@pytest.mark.process
 def test_stdio_exits_on_sigterm_without_is_reading(old_pipe_daemon: h.StdioDaemon) -> None:
     daemon = old_pipe_daemon
     daemon.send(h.request("slow", "_test.sleep", {"seconds": 0.3, "steps": 3}))
@@ -234,6 +238,8 @@ class Holder:
         self.sock.close()
 
 
+@pytest.mark.process
+@pytest.mark.xdist_group("serial")
 @pytest.mark.parametrize("kind", ["output", "input"])
 def test_over_budget_the_connection_holding_the_most_goes_first(base: Path, kind: str) -> None:
     """Budget 16 MiB: 10 + 3 fit, the next 6 do not, and the 10 MiB holder is dropped (not the
@@ -254,6 +260,9 @@ def test_over_budget_the_connection_holding_the_most_goes_first(base: Path, kind
     assert log.count("over its memory budget") == 1, log
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.xdist_group("serial")
 @pytest.mark.parametrize(
     ("kind", "clients", "mib", "bound"),
     [
@@ -344,6 +353,7 @@ def proxy_ping(path: Path) -> subprocess.CompletedProcess[bytes]:
     )
 
 
+@pytest.mark.process
 @pytest.mark.skipif(not ROOT, reason="needs root to listen as another user")
 def test_proxy_and_client_refuse_a_server_another_user_started(base: Path) -> None:
     shared = base / "shared"
@@ -360,6 +370,7 @@ def test_proxy_and_client_refuse_a_server_another_user_started(base: Path) -> No
             Client.connect(path, timeout=h.TIMEOUT)
 
 
+@pytest.mark.process
 def test_proxy_and_client_accept_a_daemon_of_their_own_uid(base: Path) -> None:
     path = base / "d.sock"
     with h.socket_daemon(path, None):

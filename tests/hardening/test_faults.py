@@ -44,6 +44,8 @@ from tests.hardening.processes import (
     socket_daemon,
 )
 
+pytestmark = [pytest.mark.process, pytest.mark.xdist_group("serial")]
+
 ROOT = os.geteuid() == 0
 ALLOW_LOADS = '[permissions]\nallow = ["skill_load"]\n'
 

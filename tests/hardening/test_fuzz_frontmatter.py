@@ -12,6 +12,7 @@ import tempfile
 import unicodedata
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
@@ -239,6 +240,7 @@ def alias_bombs(draw: st.DrawFn) -> tuple[str, int]:
     return "\n".join(lines), total
 
 
+@pytest.mark.slow
 @fuzz_settings(120)
 @given(alias_bombs())
 def test_alias_expansion_is_bounded(bomb: tuple[str, int]) -> None:
@@ -287,6 +289,7 @@ _VALUES: st.SearchStrategy[Any] = st.recursive(
 )
 
 
+@pytest.mark.slow
 @fuzz_settings(300)
 @given(
     st.dictionaries(st.one_of(_KEYS, st.text(max_size=8)), _VALUES, max_size=8),

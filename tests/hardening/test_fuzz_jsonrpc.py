@@ -487,6 +487,7 @@ _GARBAGE = st.one_of(
 ).map(lambda b: b.replace(b"\n", b" "))
 
 
+@pytest.mark.process
 @fuzz_settings(25)
 @given(st.lists(_GARBAGE, min_size=1, max_size=8))
 def test_a_real_daemon_answers_garbage_in_order_and_lives_on(

@@ -21,6 +21,8 @@ from tests.daemon.daemon_harness import StdioDaemon, request
 from tests.daemon.skill_tree import daemon_env, write_skill
 from tests.daemon.test_skill_methods import Client
 
+pytestmark = pytest.mark.process
+
 #: Generous: each of these hung forever (or took minutes) before.
 DEADLINE = 20.0
 
@@ -160,7 +162,7 @@ def test_churn_then_a_dead_watcher_falls_back_and_restarts(
 
         worker = threading.Thread(target=churn)
         worker.start()
-        time.sleep(2.0)
+        time.sleep(1.0)  # some thousands of creations and deletions
         stop.set()
         worker.join()
         # After the churn the watcher still works: a new skill is seen by a notification.

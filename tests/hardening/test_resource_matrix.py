@@ -24,6 +24,8 @@ from tests.daemon import daemon_harness as h
 from tests.daemon.skill_tree import daemon_env, make_project, write_skill
 from tests.daemon.test_skill_methods import Client
 
+pytestmark = pytest.mark.process
+
 SECRET = "top secret"
 ALLOW_LOADS = '[permissions]\nallow = ["skill_load"]\n'
 HUGE = 5 * 1024**3  # sparse: costs no disk

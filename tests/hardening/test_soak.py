@@ -287,6 +287,9 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+@pytest.mark.slow
+@pytest.mark.process
+@pytest.mark.xdist_group("serial")
 def test_soak(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "config.toml").write_text('[permissions]\nallow = ["skill_load"]\n')
     tree = make_project(tmp_path)

@@ -90,6 +90,7 @@ def filler() -> bytes:
 # -- tar ------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("kind", "words"),
     [
@@ -114,6 +115,7 @@ def test_a_tar_header_declaring_a_gigabyte_is_refused_before_it_is_read(
     assert isinstance(measured["seconds"], float) and measured["seconds"] < 1.0, measured
 
 
+@pytest.mark.process
 def test_a_sparse_map_is_refused_before_it_is_read(tmp_path: Path) -> None:
     # A GNU 1.0 sparse map is read number by number until it holds what it declares: before,
     # tarfile was still reading this one, its list still growing, after two minutes.
@@ -133,6 +135,7 @@ def test_a_sparse_map_is_refused_before_it_is_read(tmp_path: Path) -> None:
     assert isinstance(measured["grew"], int) and measured["grew"] < GROWTH, measured
 
 
+@pytest.mark.process
 def test_global_pax_records_are_bounded(tmp_path: Path) -> None:
     # tarfile copies the global records into every member: 6000 tiny records and 2000 members
     # grew the peak RSS by 416 MB before.
@@ -266,6 +269,7 @@ def test_a_zip_declaring_two_million_entries_is_refused_before_zipfile_reads_it(
     assert not (tmp_path / "b" / "one").exists()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("declared", [300_001, 1])
 def test_a_zip_with_300k_directory_records_is_refused_before_they_are_read(
     tmp_path: Path, declared: int
@@ -329,6 +333,7 @@ def test_ordinary_tars_still_extract(tmp_path: Path, compression: str, fmt: int)
     assert os.access(top / "scripts" / "run.sh", os.X_OK)
 
 
+@pytest.mark.process
 def test_a_git_archive_still_extracts(tmp_path: Path) -> None:
     from tests.install.helpers import isolated_env, make_origin, write_skill
 
@@ -393,6 +398,7 @@ def dripping() -> Iterator[type[_Drip]]:
         server.server_close()
 
 
+@pytest.mark.xdist_group("serial")
 @pytest.mark.parametrize("in_headers", [False, True])
 def test_a_download_has_a_total_deadline(
     tmp_path: Path, dripping: type[_Drip], in_headers: bool

@@ -50,6 +50,7 @@ def _local_entry(project: Path, skill: Path, **kw: object) -> LockEntry:
 # -- 1. a journal committed to the repository is never read ---------------------------------
 
 
+@pytest.mark.process
 def test_a_committed_journal_is_ignored(tmp_path: Path, project: Path, env: dict[str, str]) -> None:
     home = Path(env["HOME"])
     ssh = home / ".ssh"
@@ -81,6 +82,7 @@ def test_a_committed_journal_is_ignored(tmp_path: Path, project: Path, env: dict
     assert (project / "evil.sh").exists() and (project / "bashrc").exists()
 
 
+@pytest.mark.process
 def test_a_journal_naming_paths_outside_is_dropped_untouched(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:
@@ -99,6 +101,7 @@ def test_a_journal_naming_paths_outside_is_dropped_untouched(
     assert not os.path.exists(target.journal_path)
 
 
+@pytest.mark.process
 def test_bookkeeping_lives_in_the_state_directory(
     tmp_path: Path, project: Path, env: dict[str, str], origin: Origin
 ) -> None:
@@ -114,6 +117,7 @@ def test_bookkeeping_lives_in_the_state_directory(
 # -- 2. restore's copies follow no link ------------------------------------------------------
 
 
+@pytest.mark.process
 def test_relink_copies_no_link(tmp_path: Path, project: Path, env: dict[str, str]) -> None:
     secrets = tmp_path / "home" / ".ssh"
     secrets.mkdir(parents=True)
@@ -132,6 +136,7 @@ def test_relink_copies_no_link(tmp_path: Path, project: Path, env: dict[str, str
     assert "PRIVATE KEY" not in json.dumps(tree_state(project / ".claude"))
 
 
+@pytest.mark.process
 def test_install_refuses_any_link_in_a_skill(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:
@@ -145,6 +150,7 @@ def test_install_refuses_any_link_in_a_skill(
 # -- 3. writes stay beneath the repository ---------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_link_out_of_the_repository_refuses_the_restore(
     project: Path, env: dict[str, str]
 ) -> None:
@@ -164,6 +170,7 @@ def test_a_link_out_of_the_repository_refuses_the_restore(
     assert not (home / ".claude" / "skills" / "evil").exists()
 
 
+@pytest.mark.process
 def test_a_repository_at_home_never_writes_the_users_skills(env: dict[str, str]) -> None:
     """A dotfiles repository whose root is the home: its `.agents/skills` is the folder every
     other repository reads as the user's own, so a repo-scope restore must not write there."""
@@ -180,6 +187,7 @@ def test_a_repository_at_home_never_writes_the_users_skills(env: dict[str, str])
 # -- 4. restore replaces nothing the lock does not own ---------------------------------------
 
 
+@pytest.mark.process
 def test_restore_keeps_a_folder_the_lock_does_not_own(project: Path, env: dict[str, str]) -> None:
     home = Path(env["HOME"])
     mine = write_skill(home / ".claude" / "skills" / "deploy", description="My own deploy.")
@@ -193,6 +201,7 @@ def test_restore_keeps_a_folder_the_lock_does_not_own(project: Path, env: dict[s
     assert tree_state(mine) == shutil_state and not mine.is_symlink()
 
 
+@pytest.mark.process
 def test_restore_keeps_an_untracked_file_in_a_copy(project: Path, env: dict[str, str]) -> None:
     source = write_skill(project / "vendor" / "foo")
     _lock(project, foo=_local_entry(project, source, mode="copy"))
@@ -211,6 +220,7 @@ def test_restore_keeps_an_untracked_file_in_a_copy(project: Path, env: dict[str,
 # -- 5 and 6. the lock is read bounded, and never blocks -------------------------------------
 
 
+@pytest.mark.process
 def test_a_lock_that_is_a_device_is_refused_in_bounded_memory(
     project: Path, env: dict[str, str]
 ) -> None:
@@ -239,6 +249,7 @@ def test_a_lock_that_is_a_device_is_refused_in_bounded_memory(
     assert int(out[2]) < 200 * 1024, f"peak RSS {out[2]} KiB"  # it was 2.67 GB
 
 
+@pytest.mark.process
 def test_a_lock_that_is_a_fifo_or_proc_file_answers_at_once(
     project: Path, env: dict[str, str]
 ) -> None:
@@ -253,6 +264,7 @@ def test_a_lock_that_is_a_fifo_or_proc_file_answers_at_once(
     assert caught.value.kind == "invalid_lock" and "kernel file" in caught.value.message
 
 
+@pytest.mark.process
 def test_a_deeply_nested_lock_is_an_error(project: Path, env: dict[str, str]) -> None:
     (project / "skills-lock.json").write_text("[" * 200_000)
     with pytest.raises(SkillsdError) as caught:
@@ -263,6 +275,7 @@ def test_a_deeply_nested_lock_is_an_error(project: Path, env: dict[str, str]) ->
 # -- 12 and 17. trees deeper or wider than a skill is ----------------------------------------
 
 
+@pytest.mark.process
 def test_a_skill_folder_1200_levels_deep_is_too_large(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:
@@ -293,6 +306,7 @@ def test_empty_folders_count_toward_the_walk(tmp_path: Path) -> None:
 # -- 14. nothing is hashed through a link leading out ----------------------------------------
 
 
+@pytest.mark.process
 def test_installed_does_not_read_through_a_link_out(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:
@@ -311,6 +325,7 @@ def test_installed_does_not_read_through_a_link_out(
 # -- 20 and 21. sources found again ----------------------------------------------------------
 
 
+@pytest.mark.process
 def test_a_local_bare_repository_is_a_git_source(
     project: Path, env: dict[str, str], origin: Origin
 ) -> None:
@@ -321,6 +336,7 @@ def test_a_local_bare_repository_is_a_git_source(
     assert all(len(e["commit"]) == 40 for e in lock["skills"].values())
 
 
+@pytest.mark.process
 def test_update_of_an_archive_url(
     tmp_path: Path, project: Path, env: dict[str, str], served: str
 ) -> None:

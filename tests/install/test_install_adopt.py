@@ -8,7 +8,11 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.install.helpers import run_cli, skill_text, write_skill
+
+pytestmark = pytest.mark.process
 
 
 def _files(folder: Path) -> dict[str, str]:

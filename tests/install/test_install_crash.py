@@ -18,6 +18,8 @@ from skillsd.installing import install
 from skillsd_protocol.install import InstallParams
 from tests.install.helpers import Origin, context, make_origin, run_cli, skill_text, write_skill
 
+pytestmark = pytest.mark.process
+
 STEPS = ["fetched", "staged", "journaled", "placing", "placed", "locked"]
 
 

@@ -19,6 +19,8 @@ from tests.daemon.in_process import InProcessDaemon
 from tests.daemon.test_skill_methods import Client
 from tests.install.helpers import Origin, context, git, run_cli, skill_text, write_skill
 
+pytestmark = pytest.mark.process
+
 
 def test_cli_round_trip(tmp_path: Path, project: Path, env: dict[str, str], origin: Origin) -> None:
     added = run_cli("add", origin.url, "--skill", "alpha", "--json", cwd=project, env=env)

@@ -22,6 +22,8 @@ from skillsd_protocol.install import (
 )
 from tests.install.helpers import Origin, context, git, run_cli, skill_text, write_skill
 
+pytestmark = pytest.mark.process
+
 
 def _lock(project: Path) -> dict:  # type: ignore[type-arg]
     return json.loads((project / "skills-lock.json").read_text())

@@ -28,6 +28,7 @@ def _hooks_dir(tmp: Path, marker: Path) -> Path:
     return hooks
 
 
+@pytest.mark.process
 def test_no_git_hook_runs(
     tmp_path: Path, project: Path, env: dict[str, str], origin: Origin
 ) -> None:
@@ -57,6 +58,7 @@ def test_no_git_hook_runs(
     assert not marker.exists()
 
 
+@pytest.mark.process
 def test_scripts_in_a_source_are_never_run(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:
@@ -90,6 +92,7 @@ def test_scripts_in_a_source_are_never_run(
     assert installed.read_text() == payload
 
 
+@pytest.mark.process
 def test_symlink_leaving_the_skill_is_refused(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:
@@ -111,6 +114,7 @@ def test_symlink_leaving_the_skill_is_refused(
     assert not (project / ".agents" / "skills" / "leaky").exists()
 
 
+@pytest.mark.process
 def test_limits_per_skill(tmp_path: Path, project: Path, env: dict[str, str]) -> None:
     source = tmp_path / "src"
     skill = write_skill(source / "big")
@@ -126,6 +130,7 @@ def test_limits_per_skill(tmp_path: Path, project: Path, env: dict[str, str]) ->
     install(InstallParams(source=str(source)), context(project, env, max_files=7))
 
 
+@pytest.mark.process
 def test_danger_stops_an_install_unless_forced(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:
@@ -150,6 +155,7 @@ def test_danger_stops_an_install_unless_forced(
     assert [f.code for f in result.findings] == ["scan.remote-exec"]
 
 
+@pytest.mark.process
 def test_invalid_skill_is_refused_naming_file_and_field(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:
@@ -192,6 +198,7 @@ COLLECTION = {
 }
 
 
+@pytest.mark.process
 def test_archives_local_and_over_loopback_http(
     tmp_path: Path, project: Path, env: dict[str, str], served: str
 ) -> None:
@@ -215,6 +222,7 @@ def test_archives_local_and_over_loopback_http(
     assert caught.value.kind == "install_failed" and "404" in caught.value.message
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("files", "words"),
     [
@@ -245,6 +253,7 @@ def test_archive_bomb_stops_at_the_byte_limit(tmp_path: Path) -> None:
     assert os.path.getsize(tmp_path / "out" / "big" / "SKILL.md") <= 1_000_000
 
 
+@pytest.mark.process
 def test_limits_come_from_the_user_config(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:
@@ -267,6 +276,7 @@ def test_limits_come_from_the_user_config(
     install(InstallParams(source=str(source)), context(project, limited))
 
 
+@pytest.mark.process
 def test_a_refused_install_leaves_no_folder_behind(
     tmp_path: Path, project: Path, env: dict[str, str]
 ) -> None:

@@ -6,7 +6,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.install.helpers import Origin, run_cli
+
+pytestmark = pytest.mark.process
 
 
 def test_install_with_a_source_adds_and_restore_restores(

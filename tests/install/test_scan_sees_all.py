@@ -230,6 +230,7 @@ def test_bytes_past_the_install_limit_are_a_warning(
     assert "1 files not scanned" in warned["."]
 
 
+@pytest.mark.slow
 def test_the_whole_install_limit_is_read(tmp_path: Path) -> None:
     """A file as large as an install accepts is read to its end (it used to stop at 8 MiB)."""
     folder = skill(tmp_path)
@@ -242,6 +243,7 @@ def test_the_whole_install_limit_is_read(tmp_path: Path) -> None:
 # -- an install stops at what it could not see before ----------------------------------------
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("name", "rel", "content"),
     [

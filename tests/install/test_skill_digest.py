@@ -43,6 +43,7 @@ def _tree(root: Path) -> Path:
     return root
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="needs coreutils sha256sum")
 def test_digest_equals_an_independent_shell_computation(tmp_path: Path) -> None:
     root = _tree(tmp_path / "demo")

@@ -35,6 +35,8 @@ import pytest
 
 from tests.mcp.test_http_security import server
 
+pytestmark = [pytest.mark.slow, pytest.mark.process, pytest.mark.xdist_group("serial")]
+
 SUITE = Path(__file__).resolve().parents[1] / "conformance"
 PACKAGE = "@modelcontextprotocol/conformance"
 #: Node 20 lacks ``fs.globSync``, which the suite imports (see the file).

@@ -23,6 +23,8 @@ from tests.daemon.skill_tree import daemon_env, write_skill
 from tests.mcp.conftest import TOKEN, http_env
 from tests.mcp.test_mcp_bridge import free_port
 
+pytestmark = pytest.mark.process
+
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
     "jsonrpc": "2.0",
@@ -202,6 +204,8 @@ def test_a_body_over_16_mib_is_refused_413(tree: dict[str, Path]) -> None:
         assert post(url, huge).status_code == 413
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("serial")
 def test_sessions_are_capped_and_existing_ones_keep_working(tree: dict[str, Path]) -> None:
     with server(tree) as (_proc, url):
         first = open_session(url)
@@ -224,6 +228,8 @@ def _vm(pid: int, key: str) -> float:
     raise AssertionError(key)
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("serial")
 def test_large_reads_at_once_stay_bounded_and_memory_returns(tree: dict[str, Path]) -> None:
     big = write_skill(tree["project"] / ".agents" / "skills", "big-ref", "Has a big reference.")
     (big / "references").mkdir()

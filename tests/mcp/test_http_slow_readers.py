@@ -17,6 +17,8 @@ from tests.daemon.skill_tree import write_skill
 from tests.mcp.conftest import TOKEN, http_env
 from tests.mcp.test_http_security import ACCEPT, _result, open_session, server
 
+pytestmark = [pytest.mark.slow, pytest.mark.process, pytest.mark.xdist_group("serial")]
+
 #: The server's write deadline in these tests (30 s by default).
 DEADLINE = 2.0
 LARGE = "skill://big-ref/references/large.md"

@@ -15,6 +15,8 @@ from tests.mcp.conftest import TOKEN, http_env
 from tests.mcp.test_http_security import INIT, post, server
 from tests.mcp.test_mcp_bridge import free_port
 
+pytestmark = pytest.mark.process
+
 STRONG = "file-token-" + "k" * 32
 
 

@@ -28,6 +28,8 @@ from pydantic import TypeAdapter
 from tests.daemon.skill_tree import daemon_env, write_skill
 from tests.mcp.conftest import authorized, http_env
 
+pytestmark = pytest.mark.process
+
 DEADLINE = 60
 
 

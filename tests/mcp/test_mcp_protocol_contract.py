@@ -20,6 +20,8 @@ from pydantic import TypeAdapter
 from tests.daemon.skill_tree import daemon_env
 from tests.mcp.test_mcp_bridge import run
 
+pytestmark = pytest.mark.process
+
 SKILLS = "io.modelcontextprotocol/skills"
 #: The SDK client's modes: the initialize handshake (2025-11-25), and 2026-07-28.
 MODES = ["legacy", "2026-07-28"]

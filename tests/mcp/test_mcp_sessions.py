@@ -27,6 +27,8 @@ from tests.daemon.skill_tree import daemon_env, write_skill
 from tests.mcp.conftest import authorized, http_env
 from tests.mcp.test_mcp_bridge import connect, free_port, request, run
 
+pytestmark = pytest.mark.process
+
 REMINDER = "<skill_context_reminder"
 NOT_MODEL_INVOCABLE = 1016
 

@@ -14,8 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.mcp.conftest import TOKEN
 from tests.mcp.test_http_security import INIT, _result, open_session, post, server
+
+pytestmark = pytest.mark.process
 
 MODERN = "2026-07-28"
 ENVELOPE = {

@@ -18,6 +18,8 @@ import pytest
 from tests.daemon.skill_tree import daemon_env
 from tests.hang_guard import within
 
+pytestmark = pytest.mark.process
+
 INIT = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},

@@ -17,6 +17,8 @@ from tests.daemon.skill_tree import daemon_env
 from tests.fixtures.host_project import copy_host_project
 from tests.tui.test_picker import rows, started, sync, until
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def make_app(tmp_path: Path, short_dir: Path) -> Callable[[], SkillsApp]:

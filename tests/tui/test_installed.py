@@ -19,6 +19,8 @@ from skillsd_protocol.install import InstallParams
 from tests.daemon.skill_tree import daemon_env, make_project
 from tests.tui.test_picker import started, sync, until
 
+pytestmark = pytest.mark.process
+
 
 @pytest.fixture
 def project_and_app(tmp_path: Path, short_dir: Path) -> tuple[Path, Callable[[], SkillsApp]]:

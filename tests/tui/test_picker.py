@@ -125,6 +125,7 @@ async def scanned(pilot: Pilot[None], app: SkillsApp) -> None:
     await until(pilot, lambda: not app.scanning, "the scans")
 
 
+@pytest.mark.process
 @sync
 async def test_catalog_by_scope_and_detail_at_80x24(make_app: Callable[[], SkillsApp]) -> None:
     app = make_app()
@@ -208,6 +209,7 @@ async def test_catalog_by_scope_and_detail_at_80x24(make_app: Callable[[], Skill
         assert "while loaded" not in text_of(app, "#permissions")
 
 
+@pytest.mark.process
 @sync
 async def test_search_narrows_with_reason_and_score(make_app: Callable[[], SkillsApp]) -> None:
     app = make_app()
@@ -263,6 +265,7 @@ async def test_search_narrows_with_reason_and_score(make_app: Callable[[], Skill
         assert len([r for r in rows(app) if r.startswith("[")]) == everything
 
 
+@pytest.mark.process
 @sync
 async def test_toggle_persists_across_a_daemon_restart(
     make_app: Callable[[], SkillsApp], socket_path: Path, tree: dict[str, Path]
@@ -313,6 +316,7 @@ async def test_toggle_persists_across_a_daemon_restart(
         assert json.loads(state_file.read_text(encoding="utf-8"))["disabled"] == disabled
 
 
+@pytest.mark.process
 @sync
 async def test_a_file_edit_updates_the_view_live(
     make_app: Callable[[], SkillsApp], tree: dict[str, Path]
@@ -345,6 +349,7 @@ async def test_a_file_edit_updates_the_view_live(
         assert rows(app)[0] == "repo · 4 skills, 4 enabled"
 
 
+@pytest.mark.process
 @sync
 async def test_invalid_skills_in_the_errors_tab(
     make_app: Callable[[], SkillsApp], tree: dict[str, Path]
@@ -382,6 +387,7 @@ async def test_invalid_skills_in_the_errors_tab(
         assert tabs.active == "skills-tab" and isinstance(app.focused, SkillList)
 
 
+@pytest.mark.process
 @sync
 async def test_quitting_closes_the_session_and_connection(
     make_app: Callable[[], SkillsApp],
@@ -397,6 +403,7 @@ async def test_quitting_closes_the_session_and_connection(
     assert app.return_code == 0
 
 
+@pytest.mark.process
 def test_ui_says_how_to_install_textual_when_it_is_missing(tmp_path: Path) -> None:
     # Importing Textual fails, as on an install without the extra.
     script = (
@@ -416,6 +423,7 @@ def test_ui_says_how_to_install_textual_when_it_is_missing(tmp_path: Path) -> No
     assert "the extra skillsd[tui]" in done.stderr
 
 
+@pytest.mark.process
 @sync
 async def test_scope_filter_and_disabled_skills_found_by_search(
     make_app: Callable[[], SkillsApp],
@@ -458,6 +466,7 @@ async def test_scope_filter_and_disabled_skills_found_by_search(
         await until(pilot, lambda: rows(app)[1].startswith("[x] commit-message"), "enabled hit")
 
 
+@pytest.mark.process
 def test_ui_refuses_without_a_terminal_and_starts_nothing(
     tree: dict[str, Path], short_dir: Path
 ) -> None:
@@ -493,6 +502,7 @@ def test_install_hint_for_a_clone_and_for_an_installed_package(tmp_path: Path) -
     assert extra_hint("mcp", installed, "/py") == "/py -m pip install 'h11>=0.14'"
 
 
+@pytest.mark.process
 def test_ui_refuses_a_cwd_that_is_not_a_directory(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "skillsd", "ui", "--cwd", os.fspath(tmp_path / "missing")],
@@ -532,6 +542,7 @@ def test_the_daemon_and_core_never_import_the_tui() -> None:
             assert "skillsd.tui" not in source and "textual" not in source, module
 
 
+@pytest.mark.process
 @sync
 async def test_the_top_bar_shows_trust_and_t_trusts_the_repository(
     make_app: Callable[[], SkillsApp], tree: dict[str, Path]
@@ -550,6 +561,7 @@ async def test_the_top_bar_shows_trust_and_t_trusts_the_repository(
         assert saved == {os.path.realpath(tree["project"]): True}
 
 
+@pytest.mark.process
 @sync
 async def test_the_footer_fits_80_columns(make_app: Callable[[], SkillsApp]) -> None:
     """Every key the footer shows is inside an 80x24 terminal, on the picker and the installed

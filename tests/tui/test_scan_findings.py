@@ -49,6 +49,7 @@ def screen_lines(app: SkillsApp) -> list[str]:
     return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
+@pytest.mark.process
 @sync
 async def test_scan_findings_in_the_list_the_detail_and_the_errors_tab(
     tree: dict[str, Path], short_dir: Path
@@ -96,6 +97,7 @@ async def test_scan_findings_in_the_list_the_detail_and_the_errors_tab(
         assert "fetcher" not in text_of(app, "#errors-text")
 
 
+@pytest.mark.process
 @sync
 async def test_a_large_catalog_is_scanned_from_what_is_shown(
     tree: dict[str, Path], short_dir: Path
@@ -125,6 +127,7 @@ async def test_a_large_catalog_is_scanned_from_what_is_shown(
         await until(pilot, lambda: "nothing to warn about" in text_of(app, "#scan"), "detail")
 
 
+@pytest.mark.process
 @sync
 async def test_the_top_bar_fits_80_columns_in_every_filter_state(
     tree: dict[str, Path], short_dir: Path
@@ -146,6 +149,7 @@ async def test_the_top_bar_fits_80_columns_in_every_filter_state(
             await pilot.pause()
 
 
+@pytest.mark.process
 @sync
 async def test_the_detail_opens_each_skill_at_its_top(
     tree: dict[str, Path], short_dir: Path
