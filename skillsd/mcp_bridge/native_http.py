@@ -369,6 +369,8 @@ class _Wire(asyncio.Protocol):
         #: Called if the connection goes while a request is answered.
         self._on_lost: Callable[[], None] | None = None
         self._streaming = 0
+        #: The request being answered is a HEAD: its reply has headers and no body.
+        self._head_only = False
         self._task: asyncio.Task[None] | None = None
 
     # -- asyncio's side -----------------------------------------------------------------------
@@ -495,6 +497,7 @@ class _Wire(asyncio.Protocol):
 
     async def _request(self, head: h11.Request) -> bool:
         """Answer one request; whether the connection may carry another."""
+        self._head_only = head.method == b"HEAD"
         raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in head.headers]
         headers = dict(raw)
         refusal = self.server.rules.refusal(headers)
@@ -731,7 +734,7 @@ class _Wire(asyncio.Protocol):
         if session is None:
             return False
         self.server.end_session(session)
-        await self._respond(200, b"", [*_JSON, session.header])
+        await self._respond(200, b"", [session.header])
         return True
 
     async def _session(self, headers: dict[str, str]) -> _Session | None:
@@ -849,6 +852,8 @@ class _Wire(asyncio.Protocol):
         if self.h11.our_state is not h11.SEND_RESPONSE:
             raise _Cut  # a reply already began: nothing more can be said on this one
         headers = [*headers, (b"content-length", str(len(body)).encode())]
+        if self._head_only:
+            body = b""  # what a GET would get, said in the headers alone
         if close:
             headers.append((b"connection", b"close"))
         response = h11.Response(status_code=status, headers=headers, reason=_reason(status))

@@ -195,3 +195,26 @@ def test_serving_http_imports_neither_the_sdk_nor_pydantic() -> None:
     ).stdout.strip()
     assert said == "[]", said
     assert time.monotonic() - started < 60
+
+
+def test_a_head_request_gets_headers_and_no_body(tree: dict[str, Path]) -> None:
+    """``codex doctor`` probes with ``HEAD``: it gets a status and headers (no body, as HTTP has
+    it), and the server goes on."""
+    with server(tree) as (proc, url):
+        for headers in ({}, {"Authorization": f"Bearer {TOKEN}"}):
+            sock = socket.create_connection(("127.0.0.1", _port(url)))
+            sock.settimeout(20)
+            lines = ["HEAD /mcp HTTP/1.1", f"Host: 127.0.0.1:{_port(url)}"]
+            lines += [f"{k}: {v}" for k, v in headers.items()]
+            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+            received = b""
+            while b"\r\n\r\n" not in received:
+                chunk = sock.recv(4096)
+                assert chunk, f"no reply: {received!r}"
+                received += chunk
+            status = received.split(b"\r\n", 1)[0]
+            assert status in (b"HTTP/1.1 401 Unauthorized", b"HTTP/1.1 405 Method Not Allowed")
+            assert received.endswith(b"\r\n\r\n"), received  # the headers, nothing after
+            sock.close()
+        assert post(url, INIT).status_code == 200
+        assert proc.poll() is None
