@@ -67,7 +67,7 @@ class FileOps:
         self._what = what
         #: File operations past their time limit whose threads have not finished yet.
         self._stuck = 0
-        self._jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._threads = _Threads(self._jobs)
 
     @classmethod
@@ -96,17 +96,21 @@ class FileOps:
                 if not done.cancelled():
                     outcome(value)
 
-            def work() -> None:
+            def work() -> Callable[[], None]:
                 try:
                     result = fn(*args, **kwargs)
                 except BaseException as exc:
                     report: tuple[Any, ...] = (settle, done.set_exception, exc)
                 else:
                     report = (settle, done.set_result, result)
-                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile (exit)
-                    loop.call_soon_threadsafe(*report)
-                    if stuck[0]:
-                        loop.call_soon_threadsafe(self._unstuck)
+
+                def tell() -> None:
+                    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile (exit)
+                        loop.call_soon_threadsafe(*report)
+                        if stuck[0]:
+                            loop.call_soon_threadsafe(self._unstuck)
+
+                return tell
 
             stuck = [False]
             self._threads.submit(work)
@@ -131,18 +135,24 @@ class FileOps:
 _IDLE_SECONDS = 60.0
 
 
+#: An operation: it runs, and returns how to report its outcome.
+_Job = Callable[[], Callable[[], None]]
+
+
 class _Threads:
     """The threads file operations run in: an operation is taken by an idle thread, else by a
     new one. ``waiting`` threads wait for ``unclaimed`` operations; a new thread is started
-    whenever operations would outnumber the threads waiting for them."""
+    whenever operations would outnumber the threads waiting for them. A thread counts itself
+    waiting again before it reports an outcome, so the next operation, sent when that report
+    arrives, finds it idle."""
 
-    def __init__(self, jobs: queue.SimpleQueue[Callable[[], None]]) -> None:
+    def __init__(self, jobs: queue.SimpleQueue[_Job]) -> None:
         self._jobs = jobs
         self._lock = threading.Lock()
         self._waiting = 0
         self._unclaimed = 0
 
-    def submit(self, job: Callable[[], None]) -> None:
+    def submit(self, job: _Job) -> None:
         with self._lock:
             self._unclaimed += 1
             start = self._unclaimed > self._waiting
@@ -166,8 +176,11 @@ class _Threads:
                 self._unclaimed -= 1
                 self._waiting -= 1
             try:
-                job()  # reports its own outcome
-            except Exception:
-                log.exception("a file operation's report failed")
+                tell = job()
+            except Exception:  # a job catches its own; this would be a bug in it
+                log.exception("a file operation failed")
+                tell = None
             with self._lock:
                 self._waiting += 1
+            if tell is not None:
+                tell()
