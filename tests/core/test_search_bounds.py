@@ -13,7 +13,6 @@ import string
 import subprocess
 import sys
 import threading
-import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -221,24 +220,33 @@ def test_daemon_answers_a_1000_letter_word_and_the_next_ping(tmp_path: Path) -> 
         daemon.kill()
 
 
+#: Runs ``argv[2:]`` with its output to the file ``argv[1]``, then prints its exit status and peak
+#: RSS in KiB. A child's ``ru_maxrss`` starts at the RSS of the process it was forked from, and
+#: the test process may hold hundreds of MiB by then (it did on an xdist worker: "skillsd search
+#: peaked at 681 MiB"), so this small process starts the command and measures it.
+_MEASURE = (
+    "import resource, subprocess, sys\n"
+    "with open(sys.argv[1], 'wb') as sink:\n"
+    f"    done = subprocess.run(sys.argv[2:], stdout=sink, stderr=sink, timeout={TIMEOUT})\n"
+    "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
+
+
 def _run_measured(args: list[str], cwd: Path, environ: dict[str, str]) -> tuple[int, bytes, int]:
-    """Run a command; its exit status, stdout and peak RSS in bytes (from ``wait4``, which
-    reports that child alone). Killed and failed after TIMEOUT seconds."""
+    """Run a command; its exit status, stdout and peak RSS in bytes (that command's alone, from
+    ``_MEASURE``). Killed and failed after TIMEOUT seconds."""
     out = cwd / "measured.out"
-    with out.open("wb") as sink:
-        proc = subprocess.Popen(args, cwd=cwd, env=environ, stdout=sink, stderr=sink)
-    deadline = time.monotonic() + TIMEOUT
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.monotonic() > deadline:
-            proc.kill()
-            os.wait4(proc.pid, 0)
-            raise AssertionError(f"{args} still running after {TIMEOUT} s")
-        time.sleep(0.02)
-    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    return proc.returncode, out.read_bytes(), usage.ru_maxrss * 1024
+    measured = subprocess.run(
+        [sys.executable, "-c", _MEASURE, os.fspath(out), *args],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT + 30,
+    )
+    assert measured.returncode == 0, f"{args} (killed after {TIMEOUT} s?): {measured.stderr}"
+    status, peak_kib = (int(word) for word in measured.stdout.split())
+    return status, out.read_bytes(), peak_kib * 1024
 
 
 @pytest.mark.process
