@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillsd.daemon import lifecycle
 from skillsd.jsonrpc.endpoint import RequestContext
+from skillsd.jsonrpc.process_loop import leave_now, run_loop
 from skillsd.jsonrpc.router import Router
 from skillsd_protocol import METHODS
 
@@ -126,31 +127,11 @@ def run(main: Coroutine[Any, Any, int]) -> int:
     shutdown grace would otherwise hold the process at interpreter exit, so then the process
     leaves at once (after flushing its output) rather than hang.
     """
-    loop = asyncio.new_event_loop()
-    executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix=_WORKER_PREFIX)
-    loop.set_default_executor(executor)
-    try:
-        status = loop.run_until_complete(main)
-        loop.run_until_complete(_cancel_leftovers())
-        loop.run_until_complete(loop.shutdown_asyncgens())
-    finally:
-        executor.shutdown(wait=False, cancel_futures=True)
-        loop.close()
+    status = run_loop(main, worker_prefix=_WORKER_PREFIX)
     if _workers_stuck():
         log.warning("a handler thread is still running at exit: leaving without waiting for it")
-        logging.shutdown()
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        os._exit(status)
+        leave_now(status)
     return status
-
-
-async def _cancel_leftovers() -> None:
-    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _workers_stuck() -> bool:

@@ -13,16 +13,14 @@ requests still running get a moment, then are answered "Connection closed".
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import logging
-import os
 import signal
-import sys
 import threading
 from typing import Any
 
 from skillsd.jsonrpc.channel import StreamChannel
+from skillsd.jsonrpc.process_loop import leave_now, run_loop
 from skillsd.jsonrpc.process_stdio import claim_stdio
 from skillsd.jsonrpc.router import Router
 from skillsd.mcp_bridge.mcp_connection import McpConnection, McpFace, rpc_error
@@ -104,24 +102,10 @@ def serve(cwd: str, *, cwd_given: bool) -> int:
 
     stdout carries protocol messages only (:func:`~skillsd.jsonrpc.process_stdio.claim_stdio`)."""
     in_fd, out_fd = claim_stdio()
-    loop = asyncio.new_event_loop()
-    executor = concurrent.futures.ThreadPoolExecutor(thread_name_prefix=_WORKER_PREFIX)
-    loop.set_default_executor(executor)
-    try:
-        status = loop.run_until_complete(_serve(cwd, cwd_given, in_fd, out_fd))
-        loop.run_until_complete(_cancel_leftovers())
-        loop.run_until_complete(loop.shutdown_asyncgens())
-    finally:
-        executor.shutdown(wait=False, cancel_futures=True)
-        loop.close()
+    status = run_loop(_serve(cwd, cwd_given, in_fd, out_fd), worker_prefix=_WORKER_PREFIX)
     # The host waits for this process to end and gives it little time (Claude Code sends
-    # SIGTERM 100 ms after SIGINT): every reply is written by now, and the interpreter's own
-    # teardown (joining the watcher's and stuck readers' threads, freeing the catalog) is
-    # skipped. State files are only ever replaced whole, so nothing is left torn.
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    os._exit(status)
+    # SIGTERM 100 ms after SIGINT): every reply is written by now.
+    leave_now(status)
 
 
 async def _serve(cwd: str, cwd_given: bool, in_fd: int, out_fd: int) -> int:
@@ -152,11 +136,3 @@ async def _serve(cwd: str, cwd_given: bool, in_fd: int, out_fd: int) -> int:
             loop.remove_signal_handler(signum)
         runtime.close()
     return 0
-
-
-async def _cancel_leftovers() -> None:
-    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        await asyncio.gather(*tasks, return_exceptions=True)
