@@ -197,19 +197,20 @@ def local_view(
     env: Mapping[str, str],
     home: str,
     extra_roots: Iterable[str] = (),
-    disabled: Collection[str] = frozenset(),
+    disabled: Callable[[str], Collection[str]] = lambda _root: frozenset(),
     trust_decisions: Mapping[str, bool] | None = None,
 ) -> OperationView:
     """The view of a process without a daemon: the catalog of ``cwd`` (a real directory), built
-    now, with no session and no policy, and the repository's trust (the state file's
-    ``trust_decisions``, else the config). The repo root is found once, with the config."""
+    now, with no session and no policy, the user's enable flags in its repository (``disabled``
+    of the repository root) and the repository's trust (the state file's ``trust_decisions``,
+    else the config). The repo root is found once, with the config."""
     config, _sources, repo_root = ConfigSource(env).for_cwd(cwd)
     plan = compute_roots(
         cwd, config, home=home, env=env, client_extra_roots=extra_roots, repo_root=repo_root
     )
     # The merged config's [trust] is the user's: layering drops a project's.
     trust = resolve_trust(plan.repo_root, trust_decisions or {}, config.trust, home=home)
-    catalog = build_catalog(plan, config, disabled=disabled, trusted=trust.trusted)
+    catalog = build_catalog(plan, config, disabled=disabled(plan.repo_root), trusted=trust.trusted)
     return OperationView(catalog, trust=trust)
 
 
@@ -235,13 +236,25 @@ def ref_from_text(catalog: Catalog, text: str) -> RefParams:
     return RefParams(name=text)
 
 
-def save_enabled(state: StateStore, catalog: Catalog, skill: SkillMetadata, enabled: bool) -> None:
+def save_enabled(
+    state: StateStore,
+    catalog: Catalog,
+    skill: SkillMetadata,
+    enabled: bool,
+    *,
+    project: bool = False,
+) -> None:
     """The user's enable flag of ``skill`` in the state file (``skills.setEnabled`` with
-    ``persist: "user"`` and ``skillsd enable|disable``). Writes a file: run it off the loop."""
+    ``persist: "user"`` and ``skillsd enable|disable``), or (``project``) its flag in the
+    catalog's repository only (``persist: "project"``, ``--project``), kept in the state file
+    under the repository's root, never in the repository. Writes a file: run it off the loop."""
     real = catalog.real_path_of[skill.id]
     # Every spelling a hand-edited state file may use, so enabling clears them all.
     aliases = (skill.id, skill.path, skill.dir, os.path.dirname(real))
-    state.set_enabled(aliases, enabled, key=real)
+    if project:
+        state.set_project_enabled(catalog.root, aliases, enabled, key=real)
+    else:
+        state.set_enabled(aliases, enabled, key=real)
 
 
 def gate_load(

@@ -20,7 +20,7 @@ from skillsd_protocol.model import (
 Decision = Literal["allow", "deny", "ask"]
 Layer = Literal["finalDeny", "memory", "override", "deny", "allow", "default"]
 Persist = Literal["session", "always"]
-EnablePersist = Literal["session", "user"]
+EnablePersist = Literal["session", "user", "project"]
 Mode = Literal["strict", "lenient"]
 CatalogFormat = Literal["xml", "codelia", "attributes", "markdown"]
 LoadFormat = Literal["codelia", "spec", "markdown"]

@@ -131,7 +131,8 @@ METHODS: dict[str, MethodSpec] = {
     "skills.setEnabled": MethodSpec(
         m.SetEnabledParams,
         m.SetEnabledResult,
-        "Enable or disable a skill for the user (state file) or for one session.",
+        "Enable or disable a skill for the user or in this repository only (both kept in the "
+        "user's state file, never in the repository), or for one session.",
         (*_REF, "state_unreadable", "state_write_failed", *_CATALOG),
     ),
     "skills.prompt": MethodSpec(

@@ -351,7 +351,7 @@ def print_agents(
         print(f"skillsd doctor --agents: {escape_controls(exc.message)}", file=sys.stderr)
         return 2
     plan = compute_roots(cwd, config, home=home, env=env, client_extra_roots=extra_roots)
-    disabled = StateStore(default_state_path()).disabled()
+    disabled = StateStore(default_state_path()).disabled(plan.repo_root)
     catalog = build_catalog(plan, config, disabled=disabled)
     present = None if every_agent else agents_present(cwd, catalog.root, env=env, home=home)
     # No agent found: every agent rather than an empty table.

@@ -156,7 +156,7 @@ def catalog_view(args: argparse.Namespace) -> ops.OperationView:
         env=os.environ,
         home=os.path.expanduser("~"),
         extra_roots=args.extra_root,
-        disabled=state.disabled(),
+        disabled=state.disabled,
         trust_decisions=state.trust_decisions(),
     )
     # A config typo is ignored, but the user should hear of it wherever they are.

@@ -235,7 +235,9 @@ def diagnose(
     data = state.read()
     # The merged config's [trust] is the user's own: layering drops a project's.
     trust = resolve_trust(plan.repo_root, data.trust, config.trust, home=home)
-    catalog = build_catalog(plan, config, disabled=state.disabled(), trusted=trust.trusted)
+    catalog = build_catalog(
+        plan, config, disabled=state.disabled(plan.repo_root), trusted=trust.trusted
+    )
 
     for diag in catalog.diagnostics:
         (errors if diag.severity == "error" else warnings).append(diag)

@@ -1,5 +1,5 @@
-"""The user's persistent state: disabled skills, ``always`` permission decisions (docs/config.md)
-and workspace trust decisions (docs/permissions.md).
+"""The user's persistent state: disabled skills (for the user, and per project), ``always``
+permission decisions (docs/config.md) and workspace trust decisions (docs/permissions.md).
 
 One JSON file, ``state.json`` in ``platformdirs.user_state_dir("skillsd")`` (``$XDG_STATE_HOME``
 is honoured there). Every change is a read-modify-write under an ``flock`` (several daemons may
@@ -36,6 +36,7 @@ __all__ = [
     "StateData",
     "StateStore",
     "default_state_path",
+    "project_disabled",
 ]
 
 STATE_FILE = "state.json"
@@ -47,12 +48,24 @@ Remembered = Literal["allow", "deny"]
 class StateData(msgspec.Struct, kw_only=True):
     """The file's content. ``disabled`` holds real ``SKILL.md`` paths (ids and skill dirs are
     understood too, for hand-edited files); ``permissions`` maps rules (as the user wrote them)
-    to decisions; ``trust`` maps real repository roots to the user's trust decision."""
+    to decisions; ``trust`` maps real repository roots to the user's trust decision;
+    ``projects`` maps real repository roots to the user's enable flags there (real ``SKILL.md``
+    path, or an alias of it, -> enabled), which win over ``disabled`` in that repository."""
 
     version: int = STATE_VERSION
     disabled: list[str] = msgspec.field(default_factory=list)
     permissions: dict[str, Remembered] = msgspec.field(default_factory=dict)
     trust: dict[str, bool] = msgspec.field(default_factory=dict)
+    projects: dict[str, dict[str, bool]] = msgspec.field(default_factory=dict)
+
+
+def project_disabled(user: Collection[str], flags: dict[str, bool]) -> frozenset[str]:
+    """The disabled set in one repository: the user's, less what the project enables (a
+    ``SKILL.md`` path enables its folder too), plus what the project disables."""
+    on = {k for k, v in flags.items() if v}
+    on |= {os.path.dirname(k) for k in on if os.path.basename(k) == "SKILL.md"}
+    off = {k for k, v in flags.items() if not v}
+    return frozenset({d for d in user if d not in on} | off)
 
 
 def default_state_path() -> str:
@@ -99,9 +112,18 @@ class StateStore:
         """True when the file changed since it was last read here."""
         return self._cached is None or self._cached[0] != stat_key(self.path)
 
-    def disabled(self) -> frozenset[str]:
-        """What the user disabled (real ``SKILL.md`` paths, ids or skill dirs)."""
-        return frozenset(self.read().disabled)
+    def disabled(self, root: str | None = None) -> frozenset[str]:
+        """What the user disabled (real ``SKILL.md`` paths, ids or skill dirs): for them, or
+        (``root``) in the repository at that real root, where the project's flags win."""
+        data = self.read()
+        flags = data.projects.get(root) if root is not None else None
+        if not flags:
+            return frozenset(data.disabled)
+        return project_disabled(data.disabled, flags)
+
+    def project_flags(self, root: str) -> dict[str, bool]:
+        """The user's enable flags in the repository at the real ``root`` (key -> enabled)."""
+        return dict(self.read().projects.get(root, {}))
 
     def always(self) -> dict[str, Remembered]:
         """Decisions remembered with ``persist: "always"`` (rule as written -> decision)."""
@@ -165,6 +187,24 @@ class StateStore:
 
         self._update(change)
 
+    def set_project_enabled(
+        self, root: str, aliases: Collection[str], enabled: bool, *, key: str
+    ) -> None:
+        """Enable or disable one skill in the repository at the real ``root`` only. ``key`` is
+        recorded; enabling also records those ``aliases`` the user's own list disables the
+        skill by, so the project's choice wins however that list spells it."""
+
+        def change(data: StateData) -> None:
+            flags = {k: v for k, v in data.projects.get(root, {}).items() if k not in aliases}
+            flags[key] = enabled
+            if enabled:
+                for alias in aliases:
+                    if alias in data.disabled:
+                        flags[alias] = True
+            data.projects[root] = flags
+
+        self._update(change)
+
     def remember(self, rule_text: str, decision: Remembered) -> None:
         """Persist a decision for a rule, kept as written (replacing an earlier one for the
         same rule, however it was spelled)."""
@@ -198,6 +238,7 @@ class StateStore:
                 disabled=list(data.disabled),
                 permissions=dict(data.permissions),
                 trust=dict(data.trust),
+                projects={root: dict(flags) for root, flags in data.projects.items()},
             )
             change(data)
             encoded = msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n"

@@ -129,7 +129,7 @@ class CatalogCache:
         env: Mapping[str, str],
         home: str,
         watch: bool = True,
-        disabled: Callable[[], frozenset[str]] = frozenset,
+        disabled: Callable[[str], frozenset[str]] = lambda _root: frozenset(),
         trust_decisions: Callable[[], Mapping[str, bool]] = dict,
     ) -> None:
         self._env = env
@@ -219,7 +219,7 @@ class CatalogCache:
         if force:
             entry.catalog = None  # rescan from scratch, no reuse
             entry.pending = None
-        if entry.catalog is not None and entry.catalog.disabled != self._disabled():
+        if entry.catalog is not None and entry.catalog.disabled != self._disabled_in(entry):
             # The user's enable flags changed (this daemon, another one, or a hand edit of the
             # state file): re-derive them; refresh_catalog with no paths rescans nothing.
             entry.dirty = True
@@ -323,7 +323,7 @@ class CatalogCache:
     def _build(
         self, entry: CachedCatalog, previous: Catalog | None, pending: set[str] | None
     ) -> Catalog:
-        disabled = self._disabled()
+        disabled = self._disabled_in(entry)
         if previous is not None and previous.disabled != disabled:
             previous = previous.with_disabled(disabled)
         if previous is not None and entry.mode == "watching" and pending is not None:
@@ -331,6 +331,10 @@ class CatalogCache:
         return build_catalog(
             entry.plan, entry.key[2], disabled=disabled, previous=previous, trusted=entry.trusted
         )
+
+    def _disabled_in(self, entry: CachedCatalog) -> frozenset[str]:
+        # The user's flags with the entry's repository's own flags over them.
+        return self._disabled(entry.plan.repo_root)
 
     def _trusted(self, entry: CachedCatalog) -> bool:
         # The merged config's [trust] is the user's own: layering drops a project's.

@@ -403,7 +403,10 @@ async def set_enabled(
         assert session is not None
         session.enabled_overrides[skill.id] = params.enabled
     else:
-        await _save(ops.save_enabled, svc.state, view.catalog, skill, params.enabled)
+        project = params.persist == "project"
+        await _save(
+            ops.save_enabled, svc.state, view.catalog, skill, params.enabled, project=project
+        )
         if session is not None:
             # The user's newest choice also ends this session's own override of it.
             session.enabled_overrides.pop(skill.id, None)

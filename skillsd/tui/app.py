@@ -605,19 +605,21 @@ class SkillsApp(App[None]):
             display_path(skill.path, self.cwd),
             [
                 Choice("u", "for you: every session and host (saved in the state file)", "user"),
+                Choice("p", "in this repository only (saved in your state file)", "project"),
                 Choice("s", "for this picker session only", "session"),
             ],
         )
 
         def answered(persist: str | None) -> None:
-            if persist == "user" or persist == "session":
+            if persist in ("user", "project", "session"):
                 self.set_enabled(skill, not skill.enabled, persist)
 
         self.push_screen(dialog, answered)
 
     @work(group="changes")
     async def set_enabled(self, skill: SkillMetadata, enabled: bool, persist: str) -> None:
-        """Enable or disable ``skill`` (``persist``: "user" or "session"), then re-list."""
+        """Enable or disable ``skill`` (``persist``: "user", "project" or "session"), then
+        re-list."""
         client = self.client
         if client is None:
             return
@@ -631,11 +633,18 @@ class SkillsApp(App[None]):
                     session_id=self.session_id,
                 )
             else:
-                await client.set_enabled(id=skill.id, enabled=enabled, cwd=self.cwd, persist="user")
+                await client.set_enabled(
+                    id=skill.id,
+                    enabled=enabled,
+                    cwd=self.cwd,
+                    persist="project" if persist == "project" else "user",
+                )
         except ClientError as exc:
             self._report(f"cannot change {skill.name}", exc)
             return
-        where = "for you" if persist == "user" else "for this session"
+        where = {"user": "for you", "project": "in this repository"}.get(
+            persist, "for this session"
+        )
         done = f"{skill.name} {'enabled' if enabled else 'disabled'} {where}"
         self.notify(escape_controls(done), markup=False)
         await self._refresh(force=False)

@@ -38,6 +38,31 @@ def test_changes_survive_a_new_store_and_the_file_is_private(tmp_path: Path) -> 
     assert leftovers(path.parent) == []
 
 
+def test_a_projects_flags_win_there_over_the_users_own_however_they_are_spelled(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / STATE_FILE
+    # The user disabled pdf by its folder and by its id (a hand-edited file), and old by path.
+    path.write_text(json.dumps({"version": 1, "disabled": ["/r/pdf", "abc123", "/r/old/SKILL.md"]}))
+    store = StateStore(os.fspath(path))
+    store.set_project_enabled("/repo", ["abc123", "/r/pdf"], True, key="/r/pdf/SKILL.md")
+    store.set_project_enabled("/repo", [], False, key="/r/web/SKILL.md")
+    assert store.disabled("/repo") == {"/r/old/SKILL.md", "/r/web/SKILL.md"}
+    assert (
+        store.disabled("/elsewhere") == store.disabled() == {"/r/pdf", "abc123", "/r/old/SKILL.md"}
+    )
+    # Changing one's mind in the project replaces the flag (under any alias).
+    store.set_project_enabled("/repo", ["abc123", "/r/pdf"], False, key="/r/pdf/SKILL.md")
+    assert store.project_flags("/repo") == {"/r/web/SKILL.md": False, "/r/pdf/SKILL.md": False}
+    assert store.disabled("/repo") == {
+        "/r/pdf",
+        "abc123",
+        "/r/old/SKILL.md",
+        "/r/web/SKILL.md",
+        "/r/pdf/SKILL.md",
+    }
+
+
 def test_enabling_removes_the_skill_under_any_alias(tmp_path: Path) -> None:
     path = tmp_path / STATE_FILE
     path.write_text(json.dumps({"version": 1, "disabled": ["abc123", "/r/pdf", "/r/other"]}))

@@ -165,7 +165,7 @@ def test_changed_enable_flags_are_applied_without_rescanning(
     async def main() -> None:
         env = {"SKILLSD_CONFIG": os.fspath(tmp_path / "none.toml")}
         cache = CatalogCache(
-            env=env, home=os.fspath(tmp_path / "home"), watch=True, disabled=lambda: disabled
+            env=env, home=os.fspath(tmp_path / "home"), watch=True, disabled=lambda _root: disabled
         )
         recorder = Recorder()
         try:

@@ -435,8 +435,8 @@ class AsyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.SetEnabledResult:
-        """``skills.setEnabled``: Enable or disable a skill for the user (state file) or for one
-        session.
+        """``skills.setEnabled``: Enable or disable a skill for the user or in this repository only
+        (both kept in the user's state file, never in the repository), or for one session.
 
         Application errors (`RpcError.kind`): ``skill_not_found``, ``ambiguous_skill``,
         ``invalid_skill``, ``state_unreadable``, ``state_write_failed``, ``session_not_found``,
@@ -1384,8 +1384,8 @@ class SyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.SetEnabledResult:
-        """``skills.setEnabled``: Enable or disable a skill for the user (state file) or for one
-        session.
+        """``skills.setEnabled``: Enable or disable a skill for the user or in this repository only
+        (both kept in the user's state file, never in the repository), or for one session.
 
         Application errors (`RpcError.kind`): ``skill_not_found``, ``ambiguous_skill``,
         ``invalid_skill``, ``state_unreadable``, ``state_write_failed``, ``session_not_found``,

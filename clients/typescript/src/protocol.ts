@@ -1050,7 +1050,7 @@ export interface SetEnabledParams {
   /** @default null */
   path?: string | null;
   /** @default "user" */
-  persist?: "session" | "user";
+  persist?: "project" | "session" | "user";
   /** @default null */
   sessionId?: string | null;
 }
@@ -1481,7 +1481,7 @@ export interface Methods {
    */
   "skills.search": { params: SearchParams; result: SearchResult };
   /**
-   * Enable or disable a skill for the user (state file) or for one session.
+   * Enable or disable a skill for the user or in this repository only (both kept in the user's state file, never in the repository), or for one session.
    *
    * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, state_unreadable, state_write_failed, session_not_found, invalid_config.
    */
