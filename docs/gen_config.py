@@ -141,6 +141,25 @@ KEYS: dict[str, tuple[str, str]] = {
         "wait for the server is bounded apart (60 s). Read from the user's file only.",
         "600",
     ),
+    "ledger.enabled": (
+        "Record each skill load, invocation and suggestion skillsd serves in a local, "
+        "private, bounded file in the state directory (`skillsd usage`, docs/usage.md). "
+        "`false` records nothing; nothing ever leaves the machine. Read from the user's file "
+        "only.",
+        "false",
+    ),
+    "ledger.agentTranscripts": (
+        "Let `skillsd usage` also read Claude Code's own transcripts (`~/.claude/projects`) "
+        "for the skills its model used there. Off unless you turn it on. Read from the user's "
+        "file only.",
+        "true",
+    ),
+    "ledger.maxBytes": (
+        "Bytes each of the ledger's two files may hold (default 1 MiB): past it the current "
+        "file replaces the previous one and a new one starts, so the ledger never takes more "
+        "than twice this. Read from the user's file only.",
+        "262144",
+    ),
     "trust.roots": (
         "Repository roots trusted by configuration: paths or globs (`*` spans `/`), `~` is "
         "the home directory. A decision made with `skillsd trust` or `trust.set` comes first. "
@@ -162,17 +181,17 @@ skillsd reads two TOML files, both optional:
   one of `discovery.markers`, or `$SKILLSD_ROOT`).
 
 The project file is read after the user's: a key it sets replaces the user's value, except
-`permissions`, `trust`, `limits` and what widens the scan. A project's `permissions` may only
-tighten the user's (its `finalDeny` and `deny` rules add up with the user's, its
+`permissions`, `trust`, `limits`, `ledger` and what widens the scan. A project's `permissions`
+may only tighten the user's (its `finalDeny` and `deny` rules add up with the user's, its
 `defaultAction` applies only when stricter, its `override` never, its `allow` only once you
-trust the repository); its `trust` and `limits` tables are ignored; its `discovery.maxDepth`
-and `maxDirs` may only lower the user's, and its `roots.extra` entries outside the repository
-are ignored with a warning: see `docs/security.md`. An unknown key is ignored with a warning
-that names the closest setting (`` `promt.maxBytes` is not a setting; did you mean
-`prompt.maxBytes`? ``) and every command goes on; a wrong type or a value out of range makes
-the file invalid, and the error names the file, the key and what is allowed (`skillsd doctor`
-shows both, and exits 1 on an invalid file). Changes apply at the next request, without a
-restart.
+trust the repository); its `trust`, `limits` and `ledger` tables are ignored; its
+`discovery.maxDepth` and `maxDirs` may only lower the user's, and its `roots.extra` entries
+outside the repository are ignored with a warning: see `docs/security.md`. An unknown key is
+ignored with a warning that names the closest setting (`` `promt.maxBytes` is not a setting;
+did you mean `prompt.maxBytes`? ``) and every command goes on; a wrong type or a value out of
+range makes the file invalid, and the error names the file, the key and what is allowed
+(`skillsd doctor` shows both, and exits 1 on an invalid file). Changes apply at the next
+request, without a restart.
 
 Every key, with its type, its default and an example:
 """

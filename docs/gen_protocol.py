@@ -62,6 +62,9 @@ FIXED_STATUS = {
     "rssBytes": 31457280,
     "peakRssBytes": 33554432,
 }
+#: ``usage.report`` times, which are this run's.
+FIXED_ISO_TIME = "2026-01-01T00:00:00.000Z"
+_USAGE_TIMES = frozenset({"lastUsed", "lastSuggested"})
 SESSION = "chat-1"
 TIMEOUT = 15.0
 
@@ -201,6 +204,12 @@ SCRIPT: list[Step] = [
         "skills.remove",
         {"name": "pdf-forms"},
         "Only what the lock file owns is removed: `pdf-forms` was not installed by skillsd.",
+    ),
+    Step(
+        "usage.report",
+        {},
+        "What this session's loads, invocations and suggestions left in the local use ledger "
+        "(docs/usage.md); `byAgent` names the client by its `initialize` `clientInfo`.",
     ),
     Step("shutdown"),  # last: after it only `exit` is accepted
 ]
@@ -373,7 +382,14 @@ def _normalize(
         if isinstance(value, dict):
             if "uptimeSeconds" in value:
                 return {k: FIXED_STATUS.get(k, v) for k, v in value.items()}
-            return {k: FIXED_MTIME_MS if k == "mtimeMs" else fix(v) for k, v in value.items()}
+            return {
+                k: FIXED_MTIME_MS
+                if k == "mtimeMs"
+                else FIXED_ISO_TIME
+                if k in _USAGE_TIMES
+                else fix(v)
+                for k, v in value.items()
+            }
         if isinstance(value, list):
             return [fix(v) for v in value]
         if isinstance(value, str):

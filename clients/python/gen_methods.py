@@ -62,6 +62,7 @@ PY_NAMES: dict[str, str] = {
     "skills.remove": "remove",
     "skills.restore": "restore",
     "skills.scan": "scan",
+    "usage.report": "usage_report",
 }
 
 HEADER = '''\

@@ -628,6 +628,72 @@ class AgentsGetResult(Wire, kw_only=True):
     prompt: str | None = None
 
 
+# -- the use ledger (docs/usage.md) -------------------------------------------------------
+
+
+class UsageParams(Params, kw_only=True):
+    """``usage.report``: which skills are used in ``cwd``'s repository, never used, or
+    suggested but not taken, from the use ledger (and the agents' transcripts where the user
+    allows reading them)."""
+
+    cwd: PathText | None = None
+    #: Only what happened at or after this time (Unix seconds).
+    since: Annotated[float, msgspec.Meta(ge=0)] | None = None
+
+
+class SkillUse(Wire, kw_only=True):
+    """One skill used in the repository: ``uses`` is ``loads`` + ``invokes``; ``byAgent`` the
+    uses by agent or client name; ``lastUsed`` an ISO-8601 UTC time. ``id`` is the skill's id
+    in the current catalog (None: no skill of that name is there now)."""
+
+    name: str
+    uses: int
+    loads: int
+    invokes: int
+    last_used: str
+    by_agent: dict[str, int]
+    id: str | None = None
+
+
+class UnusedSkill(Wire, kw_only=True):
+    """A skill of the current catalog nobody used in the repository (in the window)."""
+
+    name: str
+    id: str
+    scope: Scope
+
+
+class IgnoredSuggestion(Wire, kw_only=True):
+    """A skill suggested (``activated``: the suggestion passed the threshold; the rest were
+    candidates) and not used afterwards: ``ignored`` of ``suggested`` suggestions were followed
+    by no use of the skill in the same session, nor in the repository within 30 minutes."""
+
+    name: str
+    suggested: int
+    activated: int
+    ignored: int
+    last_suggested: str
+    id: str | None = None
+
+
+class UsageResult(Wire, kw_only=True):
+    """The report: ``repo`` is the repository root it covers; ``ledgerEnabled`` whether
+    skillsd records uses now (config ``ledger.enabled``); ``transcripts`` whether Claude Code's
+    own transcripts were read (config ``ledger.agentTranscripts``); ``records`` how many uses
+    and suggestions in this repository were counted; ``problems`` what was skipped and why
+    (a torn or corrupt ledger line, an unreadable transcript)."""
+
+    repo: str
+    since: str | None
+    ledger_enabled: bool
+    transcripts: bool
+    records: int
+    used: list[SkillUse]
+    never_used: list[UnusedSkill]
+    ignored: list[IgnoredSuggestion]
+    problems: list[Diagnostic]
+
+
 # -- notifications ------------------------------------------------------------------------
 
 

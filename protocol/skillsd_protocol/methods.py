@@ -264,6 +264,14 @@ METHODS: dict[str, MethodSpec] = {
         "obfuscation.",
         (*_REF, *_CATALOG),
     ),
+    "usage.report": MethodSpec(
+        m.UsageParams,
+        m.UsageResult,
+        "Which skills are used in this repository (counts, last use, by agent), never used, "
+        "or suggested but not taken: from skillsd's local use ledger, and Claude Code's own "
+        "transcripts when the user allows reading them (docs/usage.md).",
+        ("invalid_config",),
+    ),
 }
 
 #: Notifications: client->server ones first, then the server's.

@@ -36,6 +36,7 @@ __all__ = [
     "PROJECT_CONFIG",
     "Config",
     "DiscoveryConfig",
+    "LedgerConfig",
     "LimitsConfig",
     "PromptConfig",
     "RootsConfig",
@@ -108,6 +109,18 @@ class LimitsConfig(_Table, frozen=True):
     fetch_seconds: Annotated[float, msgspec.Meta(gt=0, le=86_400)] = limits.INSTALL_FETCH_SECONDS
 
 
+class LedgerConfig(_Table, frozen=True):
+    """The local use ledger (docs/usage.md), from the user's config only: a repository can
+    neither turn recording off nor let skillsd read the user's agent transcripts."""
+
+    #: Record each load, invoke and suggestion skillsd serves, in the state directory.
+    enabled: bool = True
+    #: Also read Claude Code's own transcripts (``~/.claude/projects``) for ``skillsd usage``.
+    agent_transcripts: bool = False
+    #: Bytes each of the ledger's two files (the current one, the one before) may hold.
+    max_bytes: Annotated[int, msgspec.Meta(ge=4096, le=1 << 30)] = limits.LEDGER_FILE_BYTES
+
+
 class Config(_Table, frozen=True):
     """The whole effective configuration; hashable, so it can key the catalog cache."""
 
@@ -120,6 +133,7 @@ class Config(_Table, frozen=True):
     permissions: PermissionsConfig = PermissionsConfig()
     trust: TrustConfig = TrustConfig()
     limits: LimitsConfig = LimitsConfig()
+    ledger: LedgerConfig = LedgerConfig()
     #: The project file's ``[permissions]``, set by layering only (never read from a file); its
     #: ``defaultAction`` is the user's when the project sets none.
     project_permissions: PermissionsConfig | None = None
@@ -298,15 +312,17 @@ def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
     """Merge validated tables in order (later wins per key; permission lists concatenate).
 
     A project file's (:func:`is_project_config`) ``[permissions]`` goes to
-    ``project_permissions``; its ``[trust]`` and ``[limits]`` are dropped; its ``roots.extra``
-    entries outside the repository are set aside (``ignored_extra_roots``) and its discovery
-    bounds only lower the user's: a repository cannot trust itself or widen what is scanned."""
+    ``project_permissions``; its ``[trust]``, ``[limits]`` and ``[ledger]`` are dropped; its
+    ``roots.extra`` entries outside the repository are set aside (``ignored_extra_roots``) and
+    its discovery bounds only lower the user's: a repository cannot trust itself or widen what
+    is scanned."""
     merged: dict[str, Any] = {}
     for source, table in tables:
         if is_project_config(source):
             table = dict(table)
             table.pop("trust", None)
             table.pop("limits", None)
+            table.pop("ledger", None)
             if "discovery" in table:
                 wanted = dict(table["discovery"])
                 for key in _LOWER_ONLY:

@@ -161,3 +161,16 @@ INSTALL_MAX_TAR_GLOBAL_RECORDS = 32
 #: A zip's central directory may average this many bytes per allowed entry (names, extra fields
 #: and comments included); a larger one is refused before ``zipfile`` reads it.
 INSTALL_ZIP_DIRECTORY_BYTES_PER_ENTRY = 1024
+
+#: The use ledger (docs/usage.md): each of its two files (the current one and the one before)
+#: holds at most this many bytes, so the ledger never takes more than twice it on disk.
+LEDGER_FILE_BYTES = 1024 * 1024
+#: One ledger line at most (a longer record is not written).
+LEDGER_LINE_BYTES = 8 * 1024
+#: Uses waiting for the ledger's writer thread; past it new ones are dropped (and counted).
+LEDGER_QUEUE = 1024
+#: Claude Code's transcripts ``skillsd usage`` reads at most: the newest files, bytes in all,
+#: and one line (longer lines, such as whole system prompts, are skipped unread).
+TRANSCRIPT_MAX_FILES = 500
+TRANSCRIPT_MAX_BYTES = 256 * 1024 * 1024
+TRANSCRIPT_LINE_BYTES = 256 * 1024

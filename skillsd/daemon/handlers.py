@@ -22,6 +22,7 @@ from skillsd.jsonrpc.router import Encoded
 from skillsd.runtime import install_requests as irq
 from skillsd.runtime import process_status
 from skillsd.runtime import requests as rq
+from skillsd.runtime import usage_requests as urq
 from skillsd.runtime.services import Services
 from skillsd_protocol.messages import (
     CommandsParams,
@@ -60,6 +61,7 @@ def _caller(svc: Services, ctx: RequestContext, *, listens: bool) -> rq.Caller:
         extra_roots=tuple(ctx.connection.extra_roots),
         listener=_listener(svc, ctx.connection) if listens else None,
         progress=ctx.progress,
+        client=ctx.connection.client_name,
     )
 
 
@@ -164,6 +166,7 @@ _WITH_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "skills.remove": irq.remove_skill,
     "skills.restore": irq.restore_skills,
     "skills.scan": irq.scan_skills,
+    "usage.report": urq.usage_report,
 }
 
 _WITHOUT_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {

@@ -66,6 +66,10 @@ class Peer(Protocol):
     @property
     def listeners(self) -> Listeners: ...
 
+    @property
+    def client_name(self) -> str | None:
+        """The name the client gave (``initialize``'s ``clientInfo.name``), if any."""
+
     def send_notification(self, method: str, params: dict[str, Any] | None = None) -> None: ...
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> Any:

@@ -660,6 +660,9 @@ class McpFace:
         }
         conn = _conn(ctx)
         conn.client, conn.version = params, version
+        info = params.get("clientInfo")
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            conn.client_name = info["name"]  # checked above: the use ledger names it
         return result
 
     def _discover(self, ex: Exchange) -> _Wire:

@@ -272,6 +272,8 @@ class _ModernPeer:
     one to notify or ask otherwise (each request stands alone)."""
 
     era: Era = "modern"
+    #: Each request stands alone: no handshake named the client.
+    client_name: str | None = None
 
     def __init__(self) -> None:
         self.listeners = Listeners()

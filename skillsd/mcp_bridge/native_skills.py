@@ -112,8 +112,6 @@ class NativeSkills:
         self._client: _Client | None = None
         self._opening: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        #: What every request of this face tells the runtime about itself.
-        self._caller = rq.Caller(listener=self, host_approves=True)
         self._tools = [d.name for d in tool_definitions("default")]
         self._methods: dict[str, Callable[[Exchange], Awaitable[_Wire]]] = {
             "tools/call": self._call_tool,
@@ -128,6 +126,12 @@ class NativeSkills:
             "skills/get": self._skills_get,
             "resources/directory/read": self._directory_read,
         }
+
+    @property
+    def _caller(self) -> rq.Caller:
+        """What every request of this face tells the runtime about itself: its client's name
+        is known once the handshake gave one."""
+        return rq.Caller(listener=self, host_approves=True, client=self.peer.client_name)
 
     async def call(self, ex: Exchange) -> _Wire:
         """Serve one request; every refusal is an `~skillsd.mcp_bridge.mcp_results.McpFailure`

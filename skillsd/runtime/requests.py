@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -21,6 +22,7 @@ from skillsd.core.model_tools import decode_tool_call
 from skillsd.core.permissions import Check, Rule, RuleError, parse_rule, remember_rule
 from skillsd.core.sessions import Session
 from skillsd.core.suggest import check_active_files
+from skillsd.core.use_ledger import Kind, make_record
 from skillsd.runtime.catalog_cache import Listener, Progress
 from skillsd.runtime.services import Services, View
 from skillsd_protocol import SkillMetadata
@@ -102,12 +104,14 @@ class Caller:
     """What a use case needs to know about the face asking: roots its connection added, who
     hears about changes to the catalogs this request sees (the face decides which requests
     subscribe), where progress goes, and whether the host already asked its user (an MCP client
-    approves each tool call itself, which answers ``ask``)."""
+    approves each tool call itself, which answers ``ask``), and its name (the client's or
+    agent's, for the use ledger)."""
 
     extra_roots: tuple[str, ...] = ()
     listener: Listener | None = None
     progress: Progress | None = None
     host_approves: bool = False
+    client: str | None = None
 
 
 _NOBODY = Caller()
@@ -160,6 +164,25 @@ def model_view(view: View) -> View:
     )
 
 
+def _note(
+    svc: Services, caller: Caller, view: View, kind: Kind, skills: Iterable[SkillMetadata]
+) -> None:
+    """Record uses (or suggestions) served in the use ledger (docs/usage.md); its writer
+    thread does the writing, so this never waits on the disk."""
+    ledger = svc.ledger
+    if ledger is None:
+        return
+    session = view.session.id if view.session is not None else None
+    now = time.time()
+    root = view.catalog.root
+    ledger.record(
+        *(
+            make_record(kind, s, repo=root, at=now, client=caller.client, session=session)
+            for s in skills
+        )
+    )
+
+
 # -- the catalog ---------------------------------------------------------------------------
 
 
@@ -207,7 +230,12 @@ async def suggest(svc: Services, params: SuggestParams, caller: Caller = _NOBODY
     view = await _view(svc, caller, params.cwd, params.session_id)
     index = await svc.suggest_index(view)
     similarity = await svc.similarity(view, params.prompt)
-    return await svc.file_ops.run(ops.suggest, view.seen, index, params, similarity)
+    result = await svc.file_ops.run(ops.suggest, view.seen, index, params, similarity)
+    kinds: tuple[tuple[Kind, bool], ...] = (("activation", True), ("candidate", False))
+    for kind, activate in kinds:
+        hits = [h.skill for h in result.suggestions if h.activate is activate and not h.loaded]
+        _note(svc, caller, view, kind, hits)
+    return result
 
 
 async def load(svc: Services, params: LoadParams, caller: Caller = _NOBODY) -> LoadResult:
@@ -215,6 +243,7 @@ async def load(svc: Services, params: LoadParams, caller: Caller = _NOBODY) -> L
     view = await _view(svc, caller, params.cwd, params.session_id)
     loaded = await svc.file_ops.run(ops.load, view.seen, params)
     ops.record_load(view.session, loaded, view.catalog)
+    _note(svc, caller, view, "load", [loaded.skill])
     return loaded
 
 
@@ -240,6 +269,8 @@ async def invoke(svc: Services, params: InvokeParams, caller: Caller = _NOBODY) 
     view = await _view(svc, caller, params.cwd, params.session_id)
     invocation = await svc.file_ops.run(ops.invoke, view.seen, params)
     ops.record_invocation(view.session, invocation)
+    if isinstance(invocation.source, SkillMetadata):
+        _note(svc, caller, view, "invoke", [invocation.source])
     return invocation.result
 
 
@@ -323,6 +354,7 @@ async def tools_call(
     call = await svc.file_ops.run(ops.tools_call, view.seen, request, index)
     if call.loaded is not None:
         ops.record_load(view.session, call.loaded, view.catalog)
+        _note(svc, caller, view, "load", [call.loaded.skill])
     return call.result
 
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from skillsd.core.catalog import Catalog
-from skillsd.core.config import Config
+from skillsd.core.config import Config, LedgerConfig
+from skillsd.core.errors import SkillsdError
 from skillsd.core.permissions import Check, evaluate
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
@@ -27,8 +28,17 @@ from skillsd.operations import OperationView
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
 from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
 from skillsd.runtime.file_ops import FileOps
+from skillsd.runtime.use_ledger_file import UseLedger, ledger_dir
 
 log = logging.getLogger(__name__)
+
+
+def _ledger_config(catalogs: CatalogCache) -> LedgerConfig | None:
+    """The user's ``[ledger]`` (None when the config cannot be read: nothing is recorded)."""
+    try:
+        return catalogs.configs.user().ledger
+    except SkillsdError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +80,8 @@ class Services:
     #: The suggestions' semantic stage, made on first use when its extra is installed.
     semantic: SemanticModel | None = None
     semantic_checked: bool = False
+    #: The use ledger (docs/usage.md): None records nothing.
+    ledger: UseLedger | None = None
 
     @classmethod
     def create(
@@ -97,6 +109,7 @@ class Services:
             home=home,
             env=env,
             file_ops=FileOps.from_env(env),
+            ledger=UseLedger(ledger_dir(state.path), config=partial(_ledger_config, catalogs)),
         )
 
     def session(self, session_id: str | None) -> Session | None:

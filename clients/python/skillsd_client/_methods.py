@@ -973,6 +973,29 @@ class AsyncMethods:
         )
         return result
 
+    async def usage_report(
+        self,
+        *,
+        cwd: str | None = None,
+        since: float | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.UsageResult:
+        """``usage.report``: Which skills are used in this repository (counts, last use, by agent),
+        never used, or suggested but not taken: from skillsd's local use ledger, and Claude Code's
+        own transcripts when the user allows reading them (docs/usage.md).
+
+        Application errors (`RpcError.kind`): ``invalid_config``.
+        """
+        result: m.UsageResult = await self.request(
+            "usage.report",
+            _params(m.UsageParams, cwd=cwd, since=since),
+            result_type=m.UsageResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
 
 class SyncMethods:
     """The typed protocol methods; `request` is provided by the client class."""
@@ -1917,6 +1940,29 @@ class SyncMethods:
             "skills.scan",
             _params(inst.ScanParams, path=path, id=id, name=name, cwd=cwd),
             result_type=inst.ScanResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def usage_report(
+        self,
+        *,
+        cwd: str | None = None,
+        since: float | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.UsageResult:
+        """``usage.report``: Which skills are used in this repository (counts, last use, by agent),
+        never used, or suggested but not taken: from skillsd's local use ledger, and Claude Code's
+        own transcripts when the user allows reading them (docs/usage.md).
+
+        Application errors (`RpcError.kind`): ``invalid_config``.
+        """
+        result: m.UsageResult = self.request(
+            "usage.report",
+            _params(m.UsageParams, cwd=cwd, since=since),
+            result_type=m.UsageResult,
             timeout=timeout,
             on_progress=on_progress,
         )

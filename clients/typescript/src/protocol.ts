@@ -320,6 +320,21 @@ export interface IgnoredRule {
   untilTrusted: boolean;
 }
 
+/**
+ * A skill suggested (`activated`: the suggestion passed the threshold; the rest were
+ * candidates) and not used afterwards: `ignored` of `suggested` suggestions were followed
+ * by no use of the skill in the same session, nor in the repository within 30 minutes.
+ */
+export interface IgnoredSuggestion {
+  activated: number;
+  /** @default null */
+  id?: string | null;
+  ignored: number;
+  lastSuggested: string;
+  name: string;
+  suggested: number;
+}
+
 export interface InitializeParams {
   /** @default null */
   _meta?: Meta | null;
@@ -1136,6 +1151,22 @@ export interface SkillUpdate {
   to: string;
 }
 
+/**
+ * One skill used in the repository: `uses` is `loads` + `invokes`; `byAgent` the
+ * uses by agent or client name; `lastUsed` an ISO-8601 UTC time. `id` is the skill's id
+ * in the current catalog (None: no skill of that name is there now).
+ */
+export interface SkillUse {
+  byAgent: { [key: string]: number };
+  /** @default null */
+  id?: string | null;
+  invokes: number;
+  lastUsed: string;
+  loads: number;
+  name: string;
+  uses: number;
+}
+
 export interface SkillsChangedParams {
   added: string[];
   changed: string[];
@@ -1302,6 +1333,13 @@ export interface UnloadResult {
   unloaded: boolean;
 }
 
+/** A skill of the current catalog nobody used in the repository (in the window). */
+export interface UnusedSkill {
+  id: string;
+  name: string;
+  scope: "extra" | "plugin" | "repo" | "user";
+}
+
 /** `names`: which locked skills (default all); `check` only reports. */
 export interface UpdateParams {
   /** @default null */
@@ -1324,6 +1362,39 @@ export interface UpdateResult {
   /** @default "" */
   lock?: string;
   updates: SkillUpdate[];
+}
+
+/**
+ * `usage.report`: which skills are used in `cwd`'s repository, never used, or
+ * suggested but not taken, from the use ledger (and the agents' transcripts where the user
+ * allows reading them).
+ */
+export interface UsageParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  since?: number | null;
+}
+
+/**
+ * The report: `repo` is the repository root it covers; `ledgerEnabled` whether
+ * skillsd records uses now (config `ledger.enabled`); `transcripts` whether Claude Code's
+ * own transcripts were read (config `ledger.agentTranscripts`); `records` how many uses
+ * and suggestions in this repository were counted; `problems` what was skipped and why
+ * (a torn or corrupt ledger line, an unreadable transcript).
+ */
+export interface UsageResult {
+  ignored: IgnoredSuggestion[];
+  ledgerEnabled: boolean;
+  neverUsed: UnusedSkill[];
+  problems: Diagnostic[];
+  records: number;
+  repo: string;
+  since: string | null;
+  transcripts: boolean;
+  used: SkillUse[];
 }
 
 export interface ValidateParams {
@@ -1526,6 +1597,12 @@ export interface Methods {
    * Error kinds: invalid_config, state_unreadable, state_write_failed.
    */
   "trust.set": { params: TrustSetParams; result: TrustInfo };
+  /**
+   * Which skills are used in this repository (counts, last use, by agent), never used, or suggested but not taken: from skillsd's local use ledger, and Claude Code's own transcripts when the user allows reading them (docs/usage.md).
+   *
+   * Error kinds: invalid_config.
+   */
+  "usage.report": { params: UsageParams; result: UsageResult };
 }
 
 /** A request method name. */
@@ -1567,6 +1644,7 @@ export const METHOD_NAMES = [
   "tools.list",
   "trust.get",
   "trust.set",
+  "usage.report",
 ] as const satisfies readonly MethodName[];
 
 /** Every notification (either direction): its params. */

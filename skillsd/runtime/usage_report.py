@@ -1,0 +1,65 @@
+"""The use ledger's report for every face, read from disk: ``skillsd usage`` calls it directly
+and ``usage.report`` off the event loop; and the use counts a profile weighs skills by
+(docs/usage.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from skillsd.core.claude_transcripts import transcript_uses
+from skillsd.core.config import LedgerConfig
+from skillsd.core.state import default_state_path
+from skillsd.core.use_ledger import build_report, event_of, use_counts
+from skillsd.runtime.use_ledger_file import ledger_dir, read_ledger
+from skillsd_protocol import SkillMetadata
+from skillsd_protocol.messages import UsageResult
+
+__all__ = ["report", "skill_use_counts"]
+
+
+def report(
+    repo: str,
+    catalog: Sequence[SkillMetadata],
+    *,
+    since: float | None,
+    ledger: LedgerConfig,
+    state_path: str,
+    home: str,
+    env: Mapping[str, str],
+) -> UsageResult:
+    """The report of the repository at the real root ``repo``, whose current skills are
+    ``catalog``: the ledger beside ``state_path``, plus Claude Code's transcripts when
+    ``ledger.agent_transcripts`` allows them. Reads files: run it off the event loop."""
+    records, skipped = read_ledger(ledger_dir(state_path), ledger.max_bytes)
+    events = [event_of(r) for r in records if r.repo == repo]
+    if ledger.agent_transcripts:
+        found = transcript_uses(repo, home=home, env=env, since=since)
+        events.extend(found.events)
+        skipped.extend(found.problems)
+    events.sort(key=lambda e: e.at)
+    return build_report(
+        events,
+        catalog,
+        repo=repo,
+        since=since,
+        ledger_enabled=ledger.enabled,
+        transcripts=ledger.agent_transcripts,
+        skipped=skipped,
+    )
+
+
+def skill_use_counts(
+    repo: str,
+    *,
+    state_path: str | None = None,
+    since: float | None = None,
+    ledger: LedgerConfig | None = None,
+) -> dict[str, int]:
+    """How often each skill (by name) was loaded or invoked through skillsd in the repository
+    at the real root ``repo`` (at or after ``since``, Unix seconds), from the user's ledger
+    (``state_path``: the state file it sits beside; ``ledger``: the user's ``[ledger]``, for
+    its bound). Lines that cannot be read are left out. Reads files: call it off the event
+    loop."""
+    max_bytes = (ledger or LedgerConfig()).max_bytes
+    records, _skipped = read_ledger(ledger_dir(state_path or default_state_path()), max_bytes)
+    return use_counts(records, repo, since=since)
