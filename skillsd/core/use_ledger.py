@@ -64,7 +64,8 @@ class UseRecord(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown
     repository (``repo``: its real root), to whom (``client``: the agent's or client's name,
     when it gave one) and in which skillsd ``session``."""
 
-    v: int = LEDGER_VERSION
+    #: The format's version: written on every line (a line without it is not a record).
+    v: int
     at: str
     kind: Kind
     skill: str
@@ -116,6 +117,7 @@ def make_record(
 ) -> UseRecord:
     """The record of one use or suggestion of ``skill``, each text field bounded."""
     return UseRecord(
+        v=LEDGER_VERSION,
         at=iso_time(at),
         kind=kind,
         skill=skill.name[:_NAME_CHARS],

@@ -91,7 +91,13 @@ class Runtime:
 
     def close(self) -> None:
         if self.methods.done() and not self.methods.cancelled() and not self.methods.exception():
-            self.methods.result().services.catalogs.close()
+            services = self.methods.result().services
+            services.catalogs.close()
+            if services.ledger is not None:
+                from skillsd.runtime.use_ledger_file import EXIT_FLUSH_SECONDS
+
+                # The process leaves without its interpreter's teardown: write what is queued.
+                services.ledger.flush(EXIT_FLUSH_SECONDS)
 
 
 # -- running --------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ new one starts, so the ledger never holds more than two files of that size.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import logging
@@ -35,6 +36,8 @@ LEDGER_FILE = "usage.jsonl"
 _LOCK_FILE = "usage.lock"
 #: Records one wake of the writer appends together.
 _BATCH = 256
+#: How long a process leaving waits for the records still queued.
+EXIT_FLUSH_SECONDS = 1.0
 
 
 def ledger_dir(state_path: str) -> str:
@@ -133,6 +136,8 @@ class UseLedger:
                 thread = threading.Thread(target=self._run, name="skillsd-ledger", daemon=True)
                 thread.start()
                 self._thread = thread
+                # What was served just before the process ends is still written (briefly).
+                atexit.register(self.flush, EXIT_FLUSH_SECONDS)
 
     def _run(self) -> None:
         while True:
@@ -178,6 +183,10 @@ class UseLedger:
             fd = self._open(path)
             try:
                 size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    # A line torn by a crash: end it, so the next record is a line of its own.
+                    _write_all(fd, b"\n")
+                    size += 1
                 for line in lines:
                     if size and size + len(line) > file_bytes:
                         # Rotate: the current file becomes the previous one (replacing it).
@@ -198,7 +207,7 @@ class UseLedger:
     def _open(path: str) -> int:
         fd = os.open(
             path,
-            os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK,
+            os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK,
             0o600,
         )
         st = os.fstat(fd)
