@@ -125,15 +125,18 @@ def _socket_path(socket_path: str | None) -> str:
     return socket_path or str(default_socket_path())
 
 
-def _ask(socket_path: str | None, params: SuggestParams) -> SuggestResult:
+def _ask(socket_path: str | None, params: SuggestParams, agent: str) -> SuggestResult:
     """``skills.suggest`` from the shared daemon: one blocking request when it is running (the
-    hook's usual case, and the fast one), else through the client, which starts it."""
+    hook's usual case, and the fast one), else through the client, which starts it. The hook
+    names itself by its ``agent`` (the use ledger counts the suggestions under it)."""
     from skillsd_client._local_socket import request_once
 
     path = _socket_path(socket_path)
     wire = msgspec.to_builtins(params)
     try:
-        answer = request_once(path, "skills.suggest", wire, timeout=_TIMEOUT_SECONDS)
+        answer = request_once(
+            path, "skills.suggest", wire, timeout=_TIMEOUT_SECONDS, client_name=agent
+        )
         return msgspec.convert(answer, SuggestResult)
     except (FileNotFoundError, ConnectionRefusedError):
         pass
@@ -141,8 +144,10 @@ def _ask(socket_path: str | None, params: SuggestParams) -> SuggestResult:
 
     prepare_daemon_process()  # a Unix socket only: no OpenSSL to load
     from skillsd_client import Client
+    from skillsd_protocol.messages import ClientInfo
 
     with Client.connect_shared(path, timeout=_TIMEOUT_SECONDS) as client:
+        client.initialize(client_info=ClientInfo(name=agent))
         return client.suggest(prompt=params.prompt, cwd=params.cwd)
 
 
@@ -172,7 +177,7 @@ def _hook(args: argparse.Namespace) -> int:
         params = SuggestParams(
             prompt=prompt[:MAX_QUERY_CHARS], cwd=cwd if isinstance(cwd, str) else None
         )
-        result = _ask(args.socket, params)
+        result = _ask(args.socket, params, args.agent)
         active = [s for s in result.suggestions if s.activate]
         repo = any(s.skill.scope == "repo" for s in active)
         trusted = _trusted(args.socket, params.cwd) if repo else None

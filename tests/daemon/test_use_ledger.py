@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +22,7 @@ from tests.daemon.daemon_harness import StdioDaemon
 from tests.daemon.skill_tree import daemon_env, make_project, run_cli
 from tests.daemon.test_skill_methods import Client
 from tests.mcp.test_native_stdio import INIT, Server
+from tests.test_suggest import EXAMPLE, _hook, shared  # noqa: F401 - `shared` is a fixture
 
 pytestmark = pytest.mark.process
 
@@ -280,3 +283,28 @@ def test_claude_codes_transcripts_are_read_only_when_the_user_allows_it(
     (tree["tmp"] / "config.toml").write_text(ALLOW_LOADS)
     (tree["project"] / ".agents" / "skillsd.toml").write_text("[ledger]\nagentTranscripts = true\n")
     assert json.loads(run_cli(tree, "usage", "--json").stdout)["transcripts"] is False
+
+
+def test_the_hooks_suggestions_are_counted_under_their_agent(
+    shared: dict[str, str],  # noqa: F811 - the fixture imported above
+) -> None:
+    event = {"session_id": "abc", "cwd": str(EXAMPLE), "prompt": "draft the release notes for v2.1"}
+    # The first hook starts the shared daemon (through the client), the next one finds it.
+    for agent in ("claude-code", "gemini"):
+        done = _hook(agent, json.dumps(event), shared)
+        assert done.returncode == 0 and "release-notes" in done.stdout, done.stderr
+    usage = subprocess.run(
+        [sys.executable, "-m", "skillsd", "usage", "--json"],
+        cwd=EXAMPLE,
+        env=shared,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert usage.returncode == 0, usage.stderr
+    [row] = [r for r in json.loads(usage.stdout)["ignored"] if r["name"] == "release-notes"]
+    assert (row["suggested"], row["activated"], row["ignored"]) == (2, 2, 2)
+    folder = Path(shared["XDG_STATE_HOME"]) / "skillsd" / "ledger"
+    lines = [json.loads(x) for x in (folder / "usage.jsonl").read_text().splitlines()]
+    activations = [x["client"] for x in lines if x["kind"] == "activation"]
+    assert activations == ["claude-code", "gemini"]

@@ -174,12 +174,34 @@ def peer_uid(sock: Any) -> int | None:
     return None
 
 
+def _answer(sock: socket.socket, socket_path: str | os.PathLike[str], *, skip: int) -> Any:
+    """The answer line after ``skip`` others (``initialize``'s), decoded."""
+    buffered = bytearray()
+    while buffered.count(b"\n") <= skip:
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise ProtocolError(f"the daemon at {os.fspath(socket_path)} closed without answering")
+        buffered += chunk
+        if len(buffered) > _MAX_ANSWER_BYTES:
+            raise ProtocolError(f"the answer is larger than {_MAX_ANSWER_BYTES} bytes")
+    try:
+        return json.loads(bytes(buffered).split(b"\n")[skip])
+    except ValueError as exc:
+        raise ProtocolError(f"an answer that is not JSON: {exc}") from None
+
+
 def request_once(
-    socket_path: str | os.PathLike[str], method: str, params: Any, *, timeout: float
+    socket_path: str | os.PathLike[str],
+    method: str,
+    params: Any,
+    *,
+    timeout: float,
+    client_name: str | None = None,
 ) -> Any:
     """Send one request to the daemon at ``socket_path`` and return its ``result`` (plain
-    JSON data). ``OSError`` when nobody listens there, `ConnectError` for a server of another
-    user, `RpcError` for an error answer, `ProtocolError` for an answer that is not one."""
+    JSON data); with ``client_name``, an ``initialize`` naming the client goes first. ``OSError``
+    when nobody listens there, `ConnectError` for a server of another user, `RpcError` for an
+    error answer, `ProtocolError` for an answer that is not one."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         sock.connect(os.fspath(socket_path))
@@ -188,21 +210,16 @@ def request_once(
             socket_path, os.stat(socket_path).st_uid if uid is None else uid, os.geteuid()
         )
         request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-        sock.sendall(json.dumps(request).encode() + b"\n")
-        buffered = bytearray()
-        while b"\n" not in buffered:
-            chunk = sock.recv(65536)
-            if not chunk:
-                raise ProtocolError(
-                    f"the daemon at {os.fspath(socket_path)} closed without answering"
-                )
-            buffered += chunk
-            if len(buffered) > _MAX_ANSWER_BYTES:
-                raise ProtocolError(f"the answer is larger than {_MAX_ANSWER_BYTES} bytes")
-    try:
-        answer = json.loads(bytes(buffered).split(b"\n", 1)[0])
-    except ValueError as exc:
-        raise ProtocolError(f"an answer that is not JSON: {exc}") from None
+        sent = json.dumps(request).encode() + b"\n"
+        if client_name is not None:
+            hello = {
+                "id": 0,
+                "method": "initialize",
+                "params": {"clientInfo": {"name": client_name}},
+            }
+            sent = json.dumps({"jsonrpc": "2.0", **hello}).encode() + b"\n" + sent
+        sock.sendall(sent)
+        answer = _answer(sock, socket_path, skip=1 if client_name is not None else 0)
     if not isinstance(answer, dict):
         raise ProtocolError("an answer that is not a JSON-RPC response")
     error = answer.get("error")
