@@ -21,6 +21,7 @@ from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.model_tools import decode_tool_call
 from skillsd.core.permissions import Check, Rule, RuleError, parse_rule, remember_rule
 from skillsd.core.sessions import Session
+from skillsd.core.skillfile import SKILL_FILE
 from skillsd.core.suggest import check_active_files
 from skillsd.core.use_ledger import Kind, make_record
 from skillsd.runtime.catalog_cache import Listener, Progress
@@ -261,7 +262,11 @@ async def read_file(
     """``skills.readFile``, or (``model``) a read on the model's behalf, which obeys the
     model's rules: a skill the model may not invoke is refused."""
     view = await _view(svc, caller, params.cwd, params.session_id)
-    return await svc.file_ops.run(ops.read_file, view.seen, params, model=model)
+    window = await svc.file_ops.run(ops.read_file, view.seen, params, model=model)
+    if model and params.offset == 0 and window.file == SKILL_FILE:
+        # A host reading a skill's SKILL.md for its model (an MCP resource) is loading it.
+        _note(svc, caller, view, "load", [ops.resolve(view.catalog, params)])
+    return window
 
 
 async def invoke(svc: Services, params: InvokeParams, caller: Caller = _NOBODY) -> InvokeResult:

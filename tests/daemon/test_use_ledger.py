@@ -184,10 +184,21 @@ def test_skillsd_mcp_records_what_its_client_loads_under_the_clients_name(
         server.send("notifications/initialized")
         server.send("tools/call", {"name": "skill_load", "arguments": {"name": "pdf-forms"}}, rid=2)
         assert server.answer(2)["result"].get("isError") is not True
+        # A host reading the skill's SKILL.md resource for its model loads it too; its other
+        # files do not count.
+        for rid, uri in (
+            (3, "skill://commit-message/SKILL.md"),
+            (4, "skill://pdf-forms/scripts/fill.py"),
+        ):
+            server.send("resources/read", {"uri": uri}, rid=rid)
+            assert "contents" in server.answer(rid)["result"]
     finally:
         server.leave("eof")
     lines = ledger_lines(tree)  # the process flushed nothing by hand: the writer wrote it
-    assert [(x["kind"], x["skill"], x["client"]) for x in lines] == [("load", "pdf-forms", "t")]
+    assert [(x["kind"], x["skill"], x["client"]) for x in lines] == [
+        ("load", "pdf-forms", "t"),
+        ("load", "commit-message", "t"),
+    ]
     assert lines[0]["repo"] == os.path.realpath(tree["project"])
 
 
