@@ -146,21 +146,29 @@ def _read(path: str, repo: str, since: float | None, budget: int, found: Transcr
     fd, _st = open_regular_file(path, follow_links=False)
     read = 0
     try:
-        pending = b""
-        skipping = False  # inside a line longer than the cap: drop until its end
+        pending = b""  # the start of a line the next chunk ends
+        skipping = False  # inside a line longer than the cap: drop it up to its end
         while read < budget:
             chunk = os.read(fd, min(_CHUNK, budget - read))
             if not chunk:
                 break
             read += len(chunk)
-            pending += chunk
-            lines = pending.split(b"\n")
-            pending = lines.pop()
-            for line in lines:
-                if skipping:
-                    skipping = False
-                    continue
-                _line(line, repo, since, found)
+            end = chunk.rfind(b"\n")
+            if end < 0:
+                if not skipping:
+                    pending += chunk
+                    if len(pending) > limits.TRANSCRIPT_LINE_BYTES:
+                        pending, skipping = b"", True
+                continue
+            block, pending = pending + chunk[:end], chunk[end + 1 :]
+            if skipping:
+                cut = block.find(b"\n")
+                block = b"" if cut < 0 else block[cut + 1 :]
+                skipping = False
+            # Most of a transcript holds no Skill use: its lines are not even split.
+            if all(needle in block for needle in _NEEDLES):
+                for line in block.split(b"\n"):
+                    _line(line, repo, since, found)
             if len(pending) > limits.TRANSCRIPT_LINE_BYTES:
                 pending, skipping = b"", True
         if pending and not skipping:

@@ -365,3 +365,20 @@ def test_an_empty_or_foreign_ledger_reads_as_no_records(text: str, tmp_path: Pat
 def test_an_event_of_a_record_keeps_its_session_and_names_an_unnamed_client() -> None:
     event = event_of(record("invoke", "pdf", T0, client=None, session="s"))
     assert event == Event(T0, "invoke", "pdf", UNNAMED_CLIENT, "s")
+
+
+def test_a_line_longer_than_several_reads_is_skipped_and_the_next_one_read(
+    tmp_path: Path,
+) -> None:
+    home, project = tmp_path / "home", tmp_path / "repo"
+    project.mkdir()
+    real = json.loads(FIXTURE.read_text().splitlines()[4])
+    after = {**real, "cwd": os.fspath(project), "timestamp": "2026-11-29T00:00:00Z"}
+    # 2.5 MiB of one line naming the Skill tool: past the cap, and across three reads.
+    giant = {**after, "padding": '"Skill" "tool_use" ' * (140 * 1024)}
+    _transcripts(home, project, json.dumps(giant), json.dumps(after))
+    found = transcript_uses(os.fspath(project), home=os.fspath(home), env={})
+    assert sorted(iso_time(e.at) for e in found.events) == [
+        "2026-11-26T22:31:55.360Z",
+        "2026-11-29T00:00:00.000Z",
+    ]
