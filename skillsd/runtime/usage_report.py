@@ -4,6 +4,7 @@ and ``usage.report`` off the event loop; and the use counts a profile weighs ski
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 
 from skillsd.core.claude_transcripts import transcript_uses
@@ -54,12 +55,27 @@ def skill_use_counts(
     state_path: str | None = None,
     since: float | None = None,
     ledger: LedgerConfig | None = None,
+    home: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> dict[str, int]:
-    """How often each skill (by name) was loaded or invoked through skillsd in the repository
-    at the real root ``repo`` (at or after ``since``, Unix seconds), from the user's ledger
-    (``state_path``: the state file it sits beside; ``ledger``: the user's ``[ledger]``, for
-    its bound). Lines that cannot be read are left out. Reads files: call it off the event
-    loop."""
-    max_bytes = (ledger or LedgerConfig()).max_bytes
-    records, _skipped = read_ledger(ledger_dir(state_path or default_state_path()), max_bytes)
-    return use_counts(records, repo, since=since)
+    """How often each skill (by name) was used in the repository at the real root ``repo`` (at
+    or after ``since``, Unix seconds): its loads and invocations through skillsd, from the
+    user's ledger (``state_path``: the state file it sits beside), plus the Skill tool uses in
+    Claude Code's transcripts when the user's ``ledger`` config (``[ledger]``, which also gives
+    the ledger's bound) allows reading them (``home``, ``env``: where they are). Lines that
+    cannot be read are left out. Reads files: call it off the event loop."""
+    config = ledger or LedgerConfig()
+    records, _skipped = read_ledger(
+        ledger_dir(state_path or default_state_path()), config.max_bytes
+    )
+    counts = use_counts(records, repo, since=since)
+    if config.agent_transcripts:
+        found = transcript_uses(
+            repo,
+            home=home if home is not None else os.path.expanduser("~"),
+            env=os.environ if env is None else env,
+            since=since,
+        )
+        for event in found.events:
+            counts[event.skill] = counts.get(event.skill, 0) + 1
+    return counts

@@ -62,7 +62,7 @@ def skill(name: str, scope: str = "user", *, enabled: bool = True) -> SkillMetad
 
 def record(kind: str, name: str, at: float, **kw: str | None) -> UseRecord:
     made = make_record(
-        kind,  # type: ignore[arg-type]
+        kind,
         skill(name),
         repo=kw.pop("repo", None) or "/repo",
         at=at,
@@ -382,3 +382,28 @@ def test_a_line_longer_than_several_reads_is_skipped_and_the_next_one_read(
         "2026-11-26T22:31:55.360Z",
         "2026-11-29T00:00:00.000Z",
     ]
+
+
+def test_skill_use_counts_reads_the_ledger_and_transcripts_when_allowed(tmp_path: Path) -> None:
+    from skillsd.runtime.usage_report import skill_use_counts
+
+    home, project = tmp_path / "home", tmp_path / "repo"
+    project.mkdir()
+    _transcripts(home, project)  # one Skill use of pdf-forms by Claude Code
+    state = tmp_path / "state" / "state.json"
+    ledger = UseLedger(os.fspath(state.parent / "ledger"))
+    repo = os.fspath(project)
+    ledger.record(
+        make_record("load", skill("pdf-forms"), repo=repo, at=T0, client="c", session=None),
+        make_record("invoke", skill("lint"), repo=repo, at=T0, client="c", session=None),
+        make_record("activation", skill("lint"), repo=repo, at=T0, client="c", session=None),
+        make_record("load", skill("lint"), repo="/other", at=T0, client="c", session=None),
+    )
+    ledger.flush(30)
+    common = {"state_path": os.fspath(state), "home": os.fspath(home), "env": {}}
+    assert skill_use_counts(repo, **common) == {"pdf-forms": 1, "lint": 1}
+    allowed = LedgerConfig(agent_transcripts=True)
+    assert skill_use_counts(repo, ledger=allowed, **common) == {
+        "pdf-forms": 2,
+        "lint": 1,
+    }
