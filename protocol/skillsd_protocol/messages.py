@@ -336,6 +336,11 @@ class ValidateResult(Wire, kw_only=True):
 
 
 class SetEnabledParams(RefParams, kw_only=True):
+    """``persist``: ``user`` (the user's state file: every repository, session and host),
+    ``project`` (the state file too, under the real root of ``cwd``'s repository: only there,
+    winning over the user's flag; never written in the repository) or ``session`` (only the
+    calls that pass ``sessionId``)."""
+
     enabled: bool
     cwd: PathText | None = None
     persist: EnablePersist = "user"

@@ -1052,6 +1052,12 @@ export interface SessionOpenResult {
   sessionId: string;
 }
 
+/**
+ * `persist`: `user` (the user's state file: every repository, session and host),
+ * `project` (the state file too, under the real root of `cwd`'s repository: only there,
+ * winning over the user's flag; never written in the repository) or `session` (only the
+ * calls that pass `sessionId`).
+ */
 export interface SetEnabledParams {
   /** @default null */
   _meta?: Meta | null;
