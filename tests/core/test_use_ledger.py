@@ -263,6 +263,20 @@ def test_the_writer_keeps_two_bounded_private_files(tmp_path: Path) -> None:
     assert names[-1] == "skill-199" and names == sorted(names) and "skill-000" not in names
 
 
+def test_a_ledger_folder_others_could_read_is_made_private(tmp_path: Path) -> None:
+    folder = tmp_path / "ledger"
+    folder.mkdir(mode=0o755)
+    os.chmod(folder, 0o755)
+    (folder / LEDGER_FILE).write_text("")
+    os.chmod(folder / LEDGER_FILE, 0o644)
+    ledger = UseLedger(os.fspath(folder))
+    ledger.record(record("load", "pdf", T0))
+    ledger.flush(30)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / LEDGER_FILE).stat().st_mode) == 0o600
+    assert len((folder / LEDGER_FILE).read_text().splitlines()) == 1
+
+
 def test_a_ledger_turned_off_records_nothing(tmp_path: Path) -> None:
     folder = tmp_path / "ledger"
     ledger = UseLedger(os.fspath(folder), config=lambda: LedgerConfig(enabled=False))
