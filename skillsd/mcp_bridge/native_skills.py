@@ -28,6 +28,7 @@ from urllib.parse import unquote
 import msgspec
 
 from skillsd.core import limits
+from skillsd.core.catalog import Catalog
 from skillsd.core.errors import SkillsdError
 from skillsd.core.model_tools import tool_definitions
 from skillsd.mcp_bridge import mcp_results as mr
@@ -70,6 +71,17 @@ class _ToolCall(msgspec.Struct):
 class _PromptGet(msgspec.Struct):
     name: str
     arguments: dict[str, str] | None = None
+
+
+def _listed(catalog: Catalog) -> tuple[list[SkillMetadata], SkillUris]:
+    """The skills the model may see of ``catalog`` and their URIs, worked out once per
+    catalog (a changed catalog, or a session's own enable flags, is another catalog)."""
+
+    def build() -> tuple[list[SkillMetadata], SkillUris]:
+        skills = [s for s in catalog.skills if s.enabled and s.invocation.model]
+        return skills, SkillUris(catalog.skills)
+
+    return catalog.derived("mcp:visible", build)
 
 
 def _params(ex: Exchange, shape: type[_P]) -> _P:
@@ -203,8 +215,8 @@ class NativeSkills:
     async def _visible(self, ex: Exchange) -> tuple[_Client, list[SkillMetadata], SkillUris]:
         client = await self._connection(ex)
         view = await self._view(client)
-        skills = [s for s in view.catalog.skills if s.enabled and s.invocation.model]
-        return client, skills, SkillUris(view.catalog.skills)
+        skills, uris = _listed(view.catalog)
+        return client, skills, uris
 
     # -- change notifications (catalog cache -> the client) ----------------------------------
 
@@ -279,8 +291,10 @@ class NativeSkills:
 
     async def _list_resources(self, ex: Exchange) -> _Wire:
         params = _params(ex, _Page)
-        _client, skills, uris = await self._visible(ex)
-        return mr.resource_list(skills, uris, mr.page_start(params.cursor))
+        client = await self._connection(ex)
+        catalog = (await self._view(client)).catalog
+        entries = catalog.derived("mcp:resources", lambda: mr.resource_entries(*_listed(catalog)))
+        return mr.resource_page(entries, mr.page_start(params.cursor))
 
     async def _list_templates(self, ex: Exchange) -> _Wire:
         _params(ex, _Page)

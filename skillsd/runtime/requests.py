@@ -22,6 +22,7 @@ from skillsd.core.permissions import Check, Rule, RuleError, parse_rule, remembe
 from skillsd.core.sessions import Session
 from skillsd.core.suggest import check_active_files
 from skillsd.runtime.catalog_cache import Listener, Progress
+from skillsd.runtime.search_answers import search_tool
 from skillsd.runtime.services import Services, View
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import (
@@ -320,6 +321,8 @@ async def tools_call(
         index = await svc.search_index(view) if request.operation == "search" else None
     except SkillsdError as exc:
         return ops.tool_failure(exc)
+    if index is not None:  # in memory: answered on the loop, remembered per catalog
+        return search_tool(view, request, index)
     call = await svc.file_ops.run(ops.tools_call, view.seen, request, index)
     if call.loaded is not None:
         ops.record_load(view.session, call.loaded, view.catalog)
