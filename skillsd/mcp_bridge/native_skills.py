@@ -302,8 +302,9 @@ class NativeSkills:
 
     async def _read_resource(self, ex: Exchange) -> _Wire:
         uri = _params(ex, _Uri).uri
-        client, _skills, uris = await self._visible(ex)
-        target = uris.resolve(uri)
+        client = await self._connection(ex)
+        view = await self._view(client)
+        target = _listed(view.catalog)[1].resolve(uri)
         if target is None:
             raise mr.unknown_resource(uri)
         read = ReadFileParams(
@@ -314,7 +315,7 @@ class NativeSkills:
             session_id=client.session_id,
         )
         try:
-            window = await rq.read_file(self.services, read, self._caller, model=True)
+            window = await rq.read_file(self.services, read, self._caller, model=True, seen=view)
         except SkillsdError as exc:
             if exc.kind == "resource_not_found":
                 raise mr.unknown_resource(uri) from None
@@ -340,7 +341,7 @@ class NativeSkills:
 
     # -- prompts: the slash commands ---------------------------------------------------------
 
-    async def _prompts(self, client: _Client) -> dict[str, Command]:
+    async def _prompts(self, client: _Client, view: View | None = None) -> dict[str, Command]:
         params = CommandsParams(cwd=client.cwd, session_id=client.session_id)
         return await rq.commands(
             self.services,
@@ -348,6 +349,7 @@ class NativeSkills:
             self._caller,
             lambda view, listed: mr.prompt_names(listed.commands, view),
             key="mcp:prompts",
+            seen=view,
         )
 
     async def _list_prompts(self, ex: Exchange) -> _Wire:
@@ -357,7 +359,8 @@ class NativeSkills:
     async def _get_prompt(self, ex: Exchange) -> _Wire:
         params = _params(ex, _PromptGet)
         client = await self._connection(ex)
-        command = (await self._prompts(client)).get(params.name)
+        view = await self._view(client)  # one view for the name and the invocation
+        command = (await self._prompts(client, view)).get(params.name)
         skill_id, name = mr.prompt_target(params.name, command)
         invoke = InvokeParams(
             id=skill_id,
@@ -366,7 +369,7 @@ class NativeSkills:
             cwd=client.cwd,
             session_id=client.session_id,
         )
-        return mr.prompt_result(await rq.invoke(self.services, invoke, self._caller))
+        return mr.prompt_result(await rq.invoke(self.services, invoke, self._caller, seen=view))
 
     # -- the skills extension (SEP-2640) -----------------------------------------------------
 

@@ -186,11 +186,13 @@ async def commands(
     shape: Callable[[View, CommandsResult], _Shaped],
     *,
     key: str,
+    seen: View | None = None,
 ) -> _Shaped:
     """``skills.commands`` in the form a face sends it (``shape``: an encoding, a prompt list),
     built once per catalog under ``key``: on 10 000 skills the answer is megabytes, so only the
-    face's own form is kept, never a second copy of the list."""
-    view = await _view(svc, caller, params.cwd, params.session_id)
+    face's own form is kept, never a second copy of the list. ``seen``: as :func:`read_file`
+    says."""
+    view = seen or await _view(svc, caller, params.cwd, params.session_id)
     return view.catalog.derived(key, lambda: shape(view, ops.commands(view.seen, params)))
 
 
@@ -228,17 +230,26 @@ async def unload(svc: Services, params: UnloadParams, caller: Caller = _NOBODY) 
 
 
 async def read_file(
-    svc: Services, params: ReadFileParams, caller: Caller = _NOBODY, *, model: bool = False
+    svc: Services,
+    params: ReadFileParams,
+    caller: Caller = _NOBODY,
+    *,
+    model: bool = False,
+    seen: View | None = None,
 ) -> ReadFileResult:
     """``skills.readFile``, or (``model``) a read on the model's behalf, which obeys the
-    model's rules: a skill the model may not invoke is refused."""
-    view = await _view(svc, caller, params.cwd, params.session_id)
+    model's rules: a skill the model may not invoke is refused. ``seen``: the view this
+    request took already for ``caller``, ``params.cwd`` and ``params.session_id``."""
+    view = seen or await _view(svc, caller, params.cwd, params.session_id)
     return await svc.file_ops.run(ops.read_file, view.seen, params, model=model)
 
 
-async def invoke(svc: Services, params: InvokeParams, caller: Caller = _NOBODY) -> InvokeResult:
-    """``skills.invoke``: substitute off the loop (under the time limit), then record."""
-    view = await _view(svc, caller, params.cwd, params.session_id)
+async def invoke(
+    svc: Services, params: InvokeParams, caller: Caller = _NOBODY, *, seen: View | None = None
+) -> InvokeResult:
+    """``skills.invoke``: substitute off the loop (under the time limit), then record.
+    ``seen``: the view this request took already (as :func:`read_file` says)."""
+    view = seen or await _view(svc, caller, params.cwd, params.session_id)
     invocation = await svc.file_ops.run(ops.invoke, view.seen, params)
     ops.record_invocation(view.session, invocation)
     return invocation.result
