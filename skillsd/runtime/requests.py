@@ -192,7 +192,7 @@ async def commands(
     built once per catalog under ``key``: on 10 000 skills the answer is megabytes, so only the
     face's own form is kept, never a second copy of the list. ``seen``: as :func:`read_file`
     says."""
-    view = seen or await _view(svc, caller, params.cwd, params.session_id)
+    view = seen if seen is not None else await _view(svc, caller, params.cwd, params.session_id)
     return view.catalog.derived(key, lambda: shape(view, ops.commands(view.seen, params)))
 
 
@@ -240,7 +240,7 @@ async def read_file(
     """``skills.readFile``, or (``model``) a read on the model's behalf, which obeys the
     model's rules: a skill the model may not invoke is refused. ``seen``: the view this
     request took already for ``caller``, ``params.cwd`` and ``params.session_id``."""
-    view = seen or await _view(svc, caller, params.cwd, params.session_id)
+    view = seen if seen is not None else await _view(svc, caller, params.cwd, params.session_id)
     return await svc.file_ops.run(ops.read_file, view.seen, params, model=model)
 
 
@@ -249,7 +249,7 @@ async def invoke(
 ) -> InvokeResult:
     """``skills.invoke``: substitute off the loop (under the time limit), then record.
     ``seen``: the view this request took already (as :func:`read_file` says)."""
-    view = seen or await _view(svc, caller, params.cwd, params.session_id)
+    view = seen if seen is not None else await _view(svc, caller, params.cwd, params.session_id)
     invocation = await svc.file_ops.run(ops.invoke, view.seen, params)
     ops.record_invocation(view.session, invocation)
     return invocation.result
