@@ -21,9 +21,9 @@ from skillsd.core.config import (
     project_config_path,
     user_config_path,
 )
-from skillsd.core.discovery import find_repo_root
 from skillsd.core.errors import SkillsdError
 from skillsd.core.file_version import StatKey, stat_key
+from skillsd.core.repo_roots import RepoRoots
 from skillsd_protocol.errors import InvalidConfigData
 
 __all__ = ["ConfigSource", "load_config", "read_config_file"]
@@ -35,13 +35,18 @@ class ConfigSource:
     def __init__(self, env: Mapping[str, str]) -> None:
         self._env = env
         self._files: dict[str, tuple[tuple[StatKey | None, ...], Config, list[str]]] = {}
+        self._roots = RepoRoots(env)
 
     def paths_for(self, repo_root: str) -> list[str]:
         return [user_config_path(self._env), project_config_path(repo_root)]
 
-    def load(self, paths: list[str]) -> tuple[Config, list[str]]:
-        """Layered config of ``paths``; raises ``SkillsdError`` naming a bad file."""
-        signature = tuple(stat_key(p) for p in paths)
+    def load(
+        self, paths: list[str], signature: tuple[StatKey | None, ...] | None = None
+    ) -> tuple[Config, list[str]]:
+        """Layered config of ``paths``; raises ``SkillsdError`` naming a bad file.
+        ``signature``: each path's `stat_key`, when the caller took them just now."""
+        if signature is None:
+            signature = tuple(stat_key(p) for p in paths)
         key = "\0".join(paths)
         cached = self._files.get(key)
         if cached is not None and cached[0] == signature:
@@ -56,9 +61,12 @@ class ConfigSource:
 
     def for_cwd(self, cwd: str) -> tuple[Config, list[str], str]:
         """(config, sources, repo root): user config first (it may change the markers)."""
-        user_only, _ = self.load([user_config_path(self._env)])
-        repo_root = find_repo_root(cwd, user_only.discovery.markers, self._env)
-        config, sources = self.load(self.paths_for(repo_root))
+        user_path = user_config_path(self._env)
+        user_key = stat_key(user_path)  # once for both layerings
+        user_only, _ = self.load([user_path], (user_key,))
+        repo_root = self._roots.find(cwd, user_only.discovery.markers)
+        project_path = project_config_path(repo_root)
+        config, sources = self.load([user_path, project_path], (user_key, stat_key(project_path)))
         return config, sources, repo_root
 
 

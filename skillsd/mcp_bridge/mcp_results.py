@@ -46,7 +46,8 @@ __all__ = [
     "prompt_result",
     "prompt_target",
     "read_result",
-    "resource_list",
+    "resource_entries",
+    "resource_page",
     "resource_templates",
     "skill_entry",
     "skills_page",
@@ -156,21 +157,24 @@ def tool_result(result: ToolsCallResult) -> dict[str, Any]:
 # -- resources ------------------------------------------------------------------------------
 
 
-def resource_list(skills: Sequence[SkillMetadata], uris: SkillUris, start: int) -> dict[str, Any]:
-    """One page of ``resources/list``: each skill's ``SKILL.md``."""
-    page = skills[start : start + PAGE]
-    result: dict[str, Any] = {
-        "resources": [
-            {
-                "uri": uris.skill_uri(s),
-                "name": s.name,
-                "description": s.description,
-                "mimeType": "text/markdown",
-            }
-            for s in page
-        ]
-    }
-    cursor = _next_cursor(start, len(skills))
+def resource_entries(skills: Sequence[SkillMetadata], uris: SkillUris) -> list[dict[str, Any]]:
+    """Every entry of ``resources/list``, each skill's ``SKILL.md`` (shared by the pages:
+    treat them as read-only)."""
+    return [
+        {
+            "uri": uris.skill_uri(s),
+            "name": s.name,
+            "description": s.description,
+            "mimeType": "text/markdown",
+        }
+        for s in skills
+    ]
+
+
+def resource_page(entries: Sequence[dict[str, Any]], start: int) -> dict[str, Any]:
+    """The page of ``entries`` from ``start`` on, with the cursor of the next one."""
+    result: dict[str, Any] = {"resources": list(entries[start : start + PAGE])}
+    cursor = _next_cursor(start, len(entries))
     if cursor is not None:
         result["nextCursor"] = cursor
     return result

@@ -28,6 +28,7 @@ from urllib.parse import unquote
 import msgspec
 
 from skillsd.core import limits
+from skillsd.core.catalog import Catalog
 from skillsd.core.errors import SkillsdError
 from skillsd.core.model_tools import tool_definitions
 from skillsd.mcp_bridge import mcp_results as mr
@@ -70,6 +71,17 @@ class _ToolCall(msgspec.Struct):
 class _PromptGet(msgspec.Struct):
     name: str
     arguments: dict[str, str] | None = None
+
+
+def _listed(catalog: Catalog) -> tuple[list[SkillMetadata], SkillUris]:
+    """The skills the model may see of ``catalog`` and their URIs, worked out once per
+    catalog (a changed catalog, or a session's own enable flags, is another catalog)."""
+
+    def build() -> tuple[list[SkillMetadata], SkillUris]:
+        skills = [s for s in catalog.skills if s.enabled and s.invocation.model]
+        return skills, SkillUris(catalog.skills)
+
+    return catalog.derived("mcp:visible", build)
 
 
 def _params(ex: Exchange, shape: type[_P]) -> _P:
@@ -207,8 +219,8 @@ class NativeSkills:
     async def _visible(self, ex: Exchange) -> tuple[_Client, list[SkillMetadata], SkillUris]:
         client = await self._connection(ex)
         view = await self._view(client)
-        skills = [s for s in view.catalog.skills if s.enabled and s.invocation.model]
-        return client, skills, SkillUris(view.catalog.skills)
+        skills, uris = _listed(view.catalog)
+        return client, skills, uris
 
     # -- change notifications (catalog cache -> the client) ----------------------------------
 
@@ -283,8 +295,10 @@ class NativeSkills:
 
     async def _list_resources(self, ex: Exchange) -> _Wire:
         params = _params(ex, _Page)
-        _client, skills, uris = await self._visible(ex)
-        return mr.resource_list(skills, uris, mr.page_start(params.cursor))
+        client = await self._connection(ex)
+        catalog = (await self._view(client)).catalog
+        entries = catalog.derived("mcp:resources", lambda: mr.resource_entries(*_listed(catalog)))
+        return mr.resource_page(entries, mr.page_start(params.cursor))
 
     async def _list_templates(self, ex: Exchange) -> _Wire:
         _params(ex, _Page)
@@ -292,8 +306,9 @@ class NativeSkills:
 
     async def _read_resource(self, ex: Exchange) -> _Wire:
         uri = _params(ex, _Uri).uri
-        client, _skills, uris = await self._visible(ex)
-        target = uris.resolve(uri)
+        client = await self._connection(ex)
+        view = await self._view(client)
+        target = _listed(view.catalog)[1].resolve(uri)
         if target is None:
             raise mr.unknown_resource(uri)
         read = ReadFileParams(
@@ -304,7 +319,7 @@ class NativeSkills:
             session_id=client.session_id,
         )
         try:
-            window = await rq.read_file(self.services, read, self._caller, model=True)
+            window = await rq.read_file(self.services, read, self._caller, model=True, seen=view)
         except SkillsdError as exc:
             if exc.kind == "resource_not_found":
                 raise mr.unknown_resource(uri) from None
@@ -330,7 +345,7 @@ class NativeSkills:
 
     # -- prompts: the slash commands ---------------------------------------------------------
 
-    async def _prompts(self, client: _Client) -> dict[str, Command]:
+    async def _prompts(self, client: _Client, view: View | None = None) -> dict[str, Command]:
         params = CommandsParams(cwd=client.cwd, session_id=client.session_id)
         return await rq.commands(
             self.services,
@@ -338,6 +353,7 @@ class NativeSkills:
             self._caller,
             lambda view, listed: mr.prompt_names(listed.commands, view),
             key="mcp:prompts",
+            seen=view,
         )
 
     async def _list_prompts(self, ex: Exchange) -> _Wire:
@@ -347,7 +363,8 @@ class NativeSkills:
     async def _get_prompt(self, ex: Exchange) -> _Wire:
         params = _params(ex, _PromptGet)
         client = await self._connection(ex)
-        command = (await self._prompts(client)).get(params.name)
+        view = await self._view(client)  # one view for the name and the invocation
+        command = (await self._prompts(client, view)).get(params.name)
         skill_id, name = mr.prompt_target(params.name, command)
         invoke = InvokeParams(
             id=skill_id,
@@ -356,7 +373,7 @@ class NativeSkills:
             cwd=client.cwd,
             session_id=client.session_id,
         )
-        return mr.prompt_result(await rq.invoke(self.services, invoke, self._caller))
+        return mr.prompt_result(await rq.invoke(self.services, invoke, self._caller, seen=view))
 
     # -- the skills extension (SEP-2640) -----------------------------------------------------
 

@@ -35,7 +35,7 @@ from skillsd.core.discovery import RootPlan, compute_roots
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.search import SearchIndex
 from skillsd.core.suggest import SuggestIndex
-from skillsd.core.trust import resolve_trust
+from skillsd.core.trust import TrustState, resolve_trust
 from skillsd.core.watch_plan import WatchPlan, changed_since, watch_plan
 from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
@@ -107,6 +107,8 @@ class CachedCatalog:
     watched: WatchPlan | None = None
     #: The workspace trust of the plan's repository root at the last request.
     trusted: bool = False
+    #: The same, with where it comes from (what that request's view reports).
+    trust: TrustState | None = None
 
     def watch_info(self) -> WatchInfo:
         return WatchInfo(mode=self.mode, roots=list(self.watch_roots), reason=self.reason)
@@ -223,7 +225,8 @@ class CatalogCache:
             # The user's enable flags changed (this daemon, another one, or a hand edit of the
             # state file): re-derive them; refresh_catalog with no paths rescans nothing.
             entry.dirty = True
-        trusted = self._trusted(entry)
+        entry.trust = self._trust(entry)
+        trusted = entry.trust.trusted
         if entry.catalog is not None and entry.catalog.plan.trusted != trusted:
             # The repository's trust changed: the plugins only its settings enable come or go.
             entry.pending, entry.dirty = None, True
@@ -336,11 +339,11 @@ class CatalogCache:
         # The user's flags with the entry's repository's own flags over them.
         return self._disabled(entry.plan.repo_root)
 
-    def _trusted(self, entry: CachedCatalog) -> bool:
+    def _trust(self, entry: CachedCatalog) -> TrustState:
         # The merged config's [trust] is the user's own: layering drops a project's.
         config = entry.key[2].trust
         root = entry.plan.repo_root
-        return resolve_trust(root, self._trust_decisions(), config, home=self._home).trusted
+        return resolve_trust(root, self._trust_decisions(), config, home=self._home)
 
     def _rewatch_soon(self, entry: CachedCatalog) -> None:
         """Set the watches of the entry's current catalog up in the background."""

@@ -25,6 +25,7 @@ from skillsd.core.skillfile import SKILL_FILE
 from skillsd.core.suggest import check_active_files
 from skillsd.core.use_ledger import Kind, make_record
 from skillsd.runtime.catalog_cache import Listener, Progress
+from skillsd.runtime.search_answers import search_tool
 from skillsd.runtime.services import Services, View
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import (
@@ -209,11 +210,13 @@ async def commands(
     shape: Callable[[View, CommandsResult], _Shaped],
     *,
     key: str,
+    seen: View | None = None,
 ) -> _Shaped:
     """``skills.commands`` in the form a face sends it (``shape``: an encoding, a prompt list),
     built once per catalog under ``key``: on 10 000 skills the answer is megabytes, so only the
-    face's own form is kept, never a second copy of the list."""
-    view = await _view(svc, caller, params.cwd, params.session_id)
+    face's own form is kept, never a second copy of the list. ``seen``: as :func:`read_file`
+    says."""
+    view = seen if seen is not None else await _view(svc, caller, params.cwd, params.session_id)
     return view.catalog.derived(key, lambda: shape(view, ops.commands(view.seen, params)))
 
 
@@ -257,11 +260,17 @@ async def unload(svc: Services, params: UnloadParams, caller: Caller = _NOBODY) 
 
 
 async def read_file(
-    svc: Services, params: ReadFileParams, caller: Caller = _NOBODY, *, model: bool = False
+    svc: Services,
+    params: ReadFileParams,
+    caller: Caller = _NOBODY,
+    *,
+    model: bool = False,
+    seen: View | None = None,
 ) -> ReadFileResult:
     """``skills.readFile``, or (``model``) a read on the model's behalf, which obeys the
-    model's rules: a skill the model may not invoke is refused."""
-    view = await _view(svc, caller, params.cwd, params.session_id)
+    model's rules: a skill the model may not invoke is refused. ``seen``: the view this
+    request took already for ``caller``, ``params.cwd`` and ``params.session_id``."""
+    view = seen if seen is not None else await _view(svc, caller, params.cwd, params.session_id)
     window = await svc.file_ops.run(ops.read_file, view.seen, params, model=model)
     if model and params.offset == 0 and window.file == SKILL_FILE:
         # A host reading a skill's SKILL.md for its model (an MCP resource) is loading it.
@@ -269,9 +278,12 @@ async def read_file(
     return window
 
 
-async def invoke(svc: Services, params: InvokeParams, caller: Caller = _NOBODY) -> InvokeResult:
-    """``skills.invoke``: substitute off the loop (under the time limit), then record."""
-    view = await _view(svc, caller, params.cwd, params.session_id)
+async def invoke(
+    svc: Services, params: InvokeParams, caller: Caller = _NOBODY, *, seen: View | None = None
+) -> InvokeResult:
+    """``skills.invoke``: substitute off the loop (under the time limit), then record.
+    ``seen``: the view this request took already (as :func:`read_file` says)."""
+    view = seen if seen is not None else await _view(svc, caller, params.cwd, params.session_id)
     invocation = await svc.file_ops.run(ops.invoke, view.seen, params)
     ops.record_invocation(view.session, invocation)
     if isinstance(invocation.source, SkillMetadata):
@@ -356,6 +368,8 @@ async def tools_call(
         index = await svc.search_index(view) if request.operation == "search" else None
     except SkillsdError as exc:
         return ops.tool_failure(exc)
+    if index is not None:  # in memory: answered on the loop, remembered per catalog
+        return search_tool(view, request, index)
     call = await svc.file_ops.run(ops.tools_call, view.seen, request, index)
     if call.loaded is not None:
         ops.record_load(view.session, call.loaded, view.catalog)

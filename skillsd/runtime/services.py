@@ -186,11 +186,16 @@ class Services:
         )
         if session is not None and session.enabled_overrides:
             catalog = catalog.with_overrides(session.enabled_overrides)
+        # The cache read the repository's trust for this request (the state file and the
+        # user's config, as trust_of does); it is read again at every check.
+        trust = entry.trust
         seen = OperationView(
             catalog,
             session,
             check=partial(self.check, catalog.config, catalog.root),
-            trust=self.trust_of(catalog.root),
+            trust=trust
+            if trust is not None and trust.root == catalog.root
+            else self.trust_of(catalog.root),
             is_trusted=self.is_trusted,
         )
         return View(seen, entry)
