@@ -13,7 +13,8 @@ import pytest
 
 from skillsd.core.catalog_delta import ChangeHistory
 from skillsd_client import AsyncClient, CatalogMirror
-from tests.daemon.skill_tree import daemon_env, write_skill
+from tests.support.env import daemon_env
+from tests.support.skill_tree import write_skill
 
 
 def run(coro: object) -> None:

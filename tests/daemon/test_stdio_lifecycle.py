@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon import daemon_harness as h
+from tests.support import daemons as h
 
 pytestmark = pytest.mark.process
 

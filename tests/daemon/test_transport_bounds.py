@@ -23,8 +23,8 @@ import pytest
 from skillsd.daemon import proxy
 from skillsd_client import Client, ConnectError
 from skillsd_client import _transport as client_transport
-from tests.daemon import daemon_harness as h
 from tests.hardening.processes import RssSampler, child_as, rss_bytes
+from tests.support import daemons as h
 
 
 @pytest.fixture

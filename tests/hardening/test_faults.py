@@ -29,9 +29,6 @@ import msgspec
 import pytest
 
 from skillsd.core.state import STATE_FILE, StateData
-from tests.daemon import daemon_harness as h
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
-from tests.daemon.test_skill_methods import Client
 from tests.hardening.processes import (
     ConfinedDaemon,
     RssSampler,
@@ -43,6 +40,10 @@ from tests.hardening.processes import (
     short_tempdir,
     socket_daemon,
 )
+from tests.support import daemons as h
+from tests.support.client import Client
+from tests.support.env import daemon_env
+from tests.support.skill_tree import make_project, write_skill
 
 pytestmark = [pytest.mark.process, pytest.mark.xdist_group("serial")]
 
