@@ -38,6 +38,8 @@ from tests.support.fake_channel import FakeChannel
 from tests.support.json_equality import same
 from tests.support.skill_tree import make_project
 
+pytestmark = pytest.mark.slow  # hundreds of generated cases per test: seconds each
+
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 INTERNAL_ERROR, CANCELLED = -32603, -32800
 CANCEL = "$/cancelRequest"

@@ -22,7 +22,7 @@ from tests.support.daemons import StdioDaemon, request
 from tests.support.env import daemon_env
 from tests.support.skill_tree import write_skill
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 #: Generous: each of these hung forever (or took minutes) before.
 DEADLINE = 20.0

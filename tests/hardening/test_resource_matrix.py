@@ -25,7 +25,7 @@ from tests.support.env import daemon_env
 from tests.support.hostile_yaml import BILLION_LAUGHS
 from tests.support.skill_tree import make_project, write_skill
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 SECRET = "top secret"
 ALLOW_LOADS = '[permissions]\nallow = ["skill_load"]\n'

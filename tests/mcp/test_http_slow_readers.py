@@ -161,6 +161,8 @@ def test_clients_that_never_finish_their_body_hold_no_slot(tree: dict[str, Path]
             conn.sendall(head.encode())  # 1 byte of the 100 promised, and no more
             stalled.append(conn)
         try:
+            # The stalled bodies reach the server before the request that must not wait for
+            # them (nothing tells a client its bytes were read; this gives them time to be).
             time.sleep(0.5)
             started = time.monotonic()
             listed = httpx2.post(
