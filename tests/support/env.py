@@ -61,3 +61,11 @@ def git_user_env(tmp: Path) -> dict[str, str]:
         GIT_CONFIG_NOSYSTEM="1",
     )
     return env
+
+
+def agent_host_env(home: Path, **extra: str) -> dict[str, str]:
+    """What a coding agent's host process gets: this process's PATH, LANG and TERM, a HOME of its
+    own (and its ``.config``), no colour, ``CI`` set; nothing else of the real user's."""
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TERM")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), NO_COLOR="1", CI="1")
+    return {**env, **extra}
