@@ -58,6 +58,7 @@ def test_an_amplifying_invocation_is_refused_before_it_is_built(tree: dict[str, 
         daemon.kill()
 
 
+@pytest.mark.slow  # a 7 MB reply of 350 000 substitutions: past 10 s on a loaded machine
 def test_the_limit_is_the_users_to_raise(tree: dict[str, Path]) -> None:
     _amplifier(tree)
     (tree["tmp"] / "config.toml").write_text("[limits]\nmaxReplyBytes = 134217728\n")
