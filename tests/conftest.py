@@ -1,6 +1,6 @@
-"""The suite's usual setup: the realistic project tree (``tests.daemon.skill_tree.make_project``)
+"""The suite's usual setup: the realistic project tree (``tests.support.skill_tree.make_project``)
 with a user config that allows loads, and ``client``, a daemon on it run in this process
-(``tests.daemon.in_process``: the real framing, dispatch and runtime, no new interpreter). A module
+(``tests.support.in_process``: the real framing, dispatch and runtime, no new interpreter). A module
 defines its own ``tree`` to differ.
 
 Running the suite (``make test``): ``pytest -n 2 --dist loadgroup`` (pytest-xdist). A worker takes
@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.in_process import InProcessDaemon
-from tests.daemon.skill_tree import daemon_env, make_project
-from tests.daemon.test_skill_methods import Client
+from tests.support.client import Client
+from tests.support.env import daemon_env
+from tests.support.in_process import InProcessDaemon
+from tests.support.skill_tree import make_project
 
 REPO = Path(__file__).resolve().parents[1]
 #: The packages every spawned ``skillsd`` (daemon, CLI, MCP bridge) imports.

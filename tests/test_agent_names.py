@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from skillsd.core.agent_folders import AGENTS, canonical_agent
-from tests.daemon.skill_tree import run_cli, write_skill
-from tests.daemon.test_skill_methods import Client
-from tests.install.helpers import isolated_env
-from tests.install.helpers import run_cli as install_cli
 from tests.install.helpers import write_skill as write_install_skill
+from tests.support.cli import run_cli, run_tree_cli
+from tests.support.client import Client
+from tests.support.env import git_user_env
+from tests.support.skill_tree import write_skill
 
 
 @pytest.mark.parametrize(
@@ -47,10 +47,10 @@ def test_every_canonical_name_is_its_own() -> None:
 def test_list_takes_the_short_names(tree: dict[str, Path]) -> None:
     write_skill(tree["project"] / ".claude" / "skills", "claude-only", "For Claude Code.")
     write_skill(tree["project"] / ".gemini" / "skills", "gemini-only", "For Gemini CLI.")
-    claude = run_cli(tree, "list", "--agent", "claude", "--json")
+    claude = run_tree_cli(tree, "list", "--agent", "claude", "--json")
     assert claude.returncode == 0, claude.stderr
     assert "claude-only" in {s["name"] for s in json.loads(claude.stdout)["skills"]}
-    gemini = run_cli(tree, "list", "--agent", "gemini", "--json")
+    gemini = run_tree_cli(tree, "list", "--agent", "gemini", "--json")
     assert gemini.returncode == 0, gemini.stderr
     assert "gemini-only" in {s["name"] for s in json.loads(gemini.stdout)["skills"]}
 
@@ -68,12 +68,12 @@ def test_an_unknown_agent_lists_the_accepted_names(client: Client) -> None:
 
 @pytest.mark.process
 def test_add_takes_the_short_names_and_locks_the_canonical_ones(tmp_path: Path) -> None:
-    env = isolated_env(tmp_path)
+    env = git_user_env(tmp_path)
     project = tmp_path / "project"
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, env=env, check=True)
     write_install_skill(tmp_path / "src" / "pdf")
-    added = install_cli(
+    added = run_cli(
         "add",
         str(tmp_path / "src" / "pdf"),
         "--agent",
@@ -87,7 +87,7 @@ def test_add_takes_the_short_names_and_locks_the_canonical_ones(tmp_path: Path) 
     lock = json.loads((project / "skills-lock.json").read_text())
     assert lock["skills"]["pdf"]["agents"] == ["claude-code", "gemini-cli"]
     assert (project / ".claude" / "skills" / "pdf").is_symlink()
-    refused = install_cli(
+    refused = run_cli(
         "add", str(tmp_path / "src" / "pdf"), "--agent", "gemeni", cwd=project, env=env
     )
     assert refused.returncode == 2 and "gemini-cli (gemini)" in refused.stderr

@@ -157,3 +157,33 @@ def test_no_import_cycles() -> None:
         if module not in state:
             visit(module, [])
     assert not cycles, [" -> ".join(c) for c in cycles]
+
+
+TESTS = PACKAGE.parent / "tests"
+
+
+def _test_module_imports(path: Path) -> set[str]:
+    """Every ``tests.*`` module ``path`` imports, with ``from tests.x import y`` counted as both
+    ``tests.x`` and ``tests.x.y`` (``y`` may be a module)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return {name for name in names if name.split(".")[0] == "tests"}
+
+
+def test_no_test_module_imports_another() -> None:
+    """What tests share lives in ``tests/support/`` (or a helper module beside them), never in a
+    ``test_*`` module: importing one would run its tests' module-level set-up and tie the two."""
+    offenders = [
+        f"{path.relative_to(TESTS.parent)} imports {name}"
+        for path in sorted(TESTS.rglob("*.py"))
+        if "fixtures" not in path.relative_to(TESTS).parts
+        for name in sorted(_test_module_imports(path))
+        if any(part.startswith("test_") for part in name.split(".")[1:])
+    ]
+    assert offenders == []
+    assert (TESTS / "support" / "__init__.py").is_file()

@@ -19,9 +19,10 @@ import pytest
 from skillsd.tui import SkillsApp
 from skillsd.tui.panes import DetailPane
 from skillsd_client import AsyncClient
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
+from tests.support.env import daemon_env
+from tests.support.picker import highlight, row_of, started, sync, text_of, until
+from tests.support.skill_tree import make_project, write_skill
 from tests.tui.conftest import short_dir
-from tests.tui.test_picker import highlight, row_of, started, sync, text_of, until
 
 pytestmark = pytest.mark.process
 

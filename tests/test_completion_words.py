@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.skill_tree import daemon_env
+from tests.support.env import daemon_env
 
 pytestmark = pytest.mark.process
 

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from skillsd.core.state import StateStore
-from tests.daemon.skill_tree import daemon_env, make_project, run_cli
+from tests.support.cli import run_tree_cli
+from tests.support.env import daemon_env
+from tests.support.skill_tree import make_project
 
 pytestmark = pytest.mark.process
 
@@ -138,7 +140,7 @@ def test_a_config_typo_is_a_warning_and_every_command_goes_on(tree: dict[str, Pa
     typo = warnings["config.unknown_key"]
     assert typo["path"] == os.fspath(config)
     assert typo["message"] == "`promt.maxBytes` is not a setting; did you mean `prompt.maxBytes`?"
-    listed = run_cli(tree, "prompt")
+    listed = run_tree_cli(tree, "prompt")
     assert listed.returncode == 0 and listed.stdout.startswith("## ")  # markdown: in effect
     assert "did you mean `prompt.maxBytes`?" in listed.stderr
 

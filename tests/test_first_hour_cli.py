@@ -11,58 +11,58 @@ import pytest
 
 from skillsd import __version__
 from tests.corpora import CORPORA, needs_corpora
-from tests.daemon.skill_tree import run_cli as run
-from tests.daemon.skill_tree import write_skill
+from tests.support.cli import run_tree_cli
+from tests.support.skill_tree import write_skill
 
 pytestmark = pytest.mark.process
 
 
 def test_version(tree: dict[str, Path]) -> None:
-    out = run(tree, "--version")
+    out = run_tree_cli(tree, "--version")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == f"skillsd {__version__} (protocol 1.0)"
 
 
 def test_disable_then_enable_by_name(tree: dict[str, Path]) -> None:
-    off = run(tree, "disable", "commit-message")
+    off = run_tree_cli(tree, "disable", "commit-message")
     assert off.returncode == 0, off.stderr
     assert off.stdout.startswith("commit-message disabled for you: ")
-    listed = json.loads(run(tree, "list", "--json").stdout)
+    listed = json.loads(run_tree_cli(tree, "list", "--json").stdout)
     flags = {s["name"]: s["enabled"] for s in listed["skills"] if s["name"] != "release-notes"}
     assert flags == {"pdf-forms": True, "commit-message": False}
-    assert "[disabled]" in run(tree, "list").stdout
+    assert "[disabled]" in run_tree_cli(tree, "list").stdout
     # The user's search and show still find a disabled skill, marked, with the way back.
-    found = run(tree, "search", "commit").stdout
+    found = run_tree_cli(tree, "search", "commit").stdout
     assert "commit-message" in found
     assert "commit-message is disabled: `skillsd enable commit-message`" in found
-    shown = run(tree, "show", "commit-message")
+    shown = run_tree_cli(tree, "show", "commit-message")
     assert shown.returncode == 0 and "conventional commit" in shown.stdout
     assert "`skillsd enable commit-message` turns it back on" in shown.stderr
-    on = run(tree, "enable", "commit-message", "--json")
+    on = run_tree_cli(tree, "enable", "commit-message", "--json")
     assert on.returncode == 0, on.stderr
     assert json.loads(on.stdout)["skill"]["enabled"] is True
-    assert "[disabled]" not in run(tree, "list").stdout
-    again = run(tree, "enable", "commit-message")
+    assert "[disabled]" not in run_tree_cli(tree, "list").stdout
+    again = run_tree_cli(tree, "enable", "commit-message")
     assert "(it already was)" in again.stdout
     # By path, from a subfolder.
-    pdf = run(tree, "disable", os.fspath(tree["pdf"]), cwd=tree["sub"])
+    pdf = run_tree_cli(tree, "disable", os.fspath(tree["pdf"]), cwd=tree["sub"])
     assert pdf.returncode == 0, pdf.stderr
     assert "pdf-forms disabled" in pdf.stdout
 
 
 def test_enable_refuses_unknown_and_ambiguous_names(tree: dict[str, Path]) -> None:
-    unknown = run(tree, "disable", "comit-message")
+    unknown = run_tree_cli(tree, "disable", "comit-message")
     assert unknown.returncode == 2
     assert "commit-message" in unknown.stderr  # the suggestion
-    ambiguous = run(tree, "disable", "release-notes")
+    ambiguous = run_tree_cli(tree, "disable", "release-notes")
     assert ambiguous.returncode == 2
     assert "release-notes@repo" in ambiguous.stderr and "release-notes@user" in ambiguous.stderr
-    assert run(tree, "disable", "release-notes@user").returncode == 0
+    assert run_tree_cli(tree, "disable", "release-notes@user").returncode == 0
 
 
 def test_doctor_agents_prints_the_matrix_and_who_misses_what(tree: dict[str, Path]) -> None:
     write_skill(tree["project"] / ".claude" / "skills", "claude-only", "For Claude Code.")
-    out = run(tree, "doctor", "--agents", "--all", "--wide")
+    out = run_tree_cli(tree, "doctor", "--agents", "--all", "--wide")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     header = lines[0].split()
@@ -77,7 +77,7 @@ def test_doctor_agents_prints_the_matrix_and_who_misses_what(tree: dict[str, Pat
     assert rows["pdf-forms"]["gemini-cli"] == "yes"
     assert "claude-only: not found by codex" in out.stdout
     assert "pdf-forms: not found by claude-code" in out.stdout
-    data = json.loads(run(tree, "doctor", "--agents", "--all", "--json").stdout)
+    data = json.loads(run_tree_cli(tree, "doctor", "--agents", "--all", "--json").stdout)
     assert data["agents"][:4] == ["claude-code", "codex", "opencode", "copilot"]
     by_name = {r["name"]: r for r in data["skills"]}
     assert "codex" in by_name["claude-only"]["missedBy"]
@@ -87,12 +87,12 @@ def test_doctor_agents_prints_the_matrix_and_who_misses_what(tree: dict[str, Pat
 
 @needs_corpora
 def test_list_summary_says_what_was_left_out_and_how_to_keep_it(tree: dict[str, Path]) -> None:
-    lenient = run(tree, "list", "--scope", "extra", "--extra-root", os.fspath(CORPORA))
+    lenient = run_tree_cli(tree, "list", "--scope", "extra", "--extra-root", os.fspath(CORPORA))
     assert lenient.returncode == 0, lenient.stderr
     summary = lenient.stdout.splitlines()[-1]
     assert summary.startswith("30 skills (8 with warnings, 4 with scan warnings); 1 left out")
     (tree["tmp"] / "config.toml").write_text('validation = "strict"\n')
-    strict = run(tree, "list", "--scope", "extra", "--extra-root", os.fspath(CORPORA))
+    strict = run_tree_cli(tree, "list", "--scope", "extra", "--extra-root", os.fspath(CORPORA))
     summary = strict.stdout.splitlines()[-1]
     # The same 24 skills-ref accepts; the project's own broken skill is the 7th left out.
     assert summary.startswith(
@@ -102,7 +102,7 @@ def test_list_summary_says_what_was_left_out_and_how_to_keep_it(tree: dict[str, 
     assert 'validation = "lenient" in the config would keep 6' in summary
     assert summary.endswith("see why with `skillsd doctor` or `skillsd validate PATH`")
     # doctor says the same, next to each left-out skill's reason.
-    doctor = run(tree, "doctor", "--extra-root", os.fspath(CORPORA))
+    doctor = run_tree_cli(tree, "doctor", "--extra-root", os.fspath(CORPORA))
     assert doctor.returncode == 0, doctor.stderr
     assert 'validation = "lenient" in the config would keep 6' in doctor.stdout
     assert "[skill.invalid] field 'name' ('vercel-composition-patterns')" in doctor.stdout
@@ -110,9 +110,9 @@ def test_list_summary_says_what_was_left_out_and_how_to_keep_it(tree: dict[str, 
 
 def test_search_word_forms_and_blank_query(tree: dict[str, Path]) -> None:
     write_skill(tree["skills"], "db", "Plan and apply database migrations.")
-    hit = run(tree, "search", "migration")
+    hit = run_tree_cli(tree, "search", "migration")
     assert hit.returncode == 0, hit.stderr
     assert hit.stdout.splitlines()[0].split()[1] == "db"
-    blank = run(tree, "search", "  ")
+    blank = run_tree_cli(tree, "search", "  ")
     assert blank.returncode == 2
     assert "query is empty" in blank.stderr

@@ -17,8 +17,8 @@ import pytest
 from skillsd.cli.hook import context_text, hook_output, one_line
 from skillsd_protocol import ResourceCounts, SkillMetadata
 from skillsd_protocol.messages import Suggestion
-from tests.daemon.daemon_harness import daemon_pids, kill_pid
-from tests.test_embedding_doc import isolated_env
+from tests.support.daemons import daemon_pids, kill_pid
+from tests.support.env import example_user_env
 
 FORGED = (
     "Draft release notes from merged pull requests.\n"
@@ -119,7 +119,7 @@ def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     """An isolated user with a short runtime dir for the shared daemon (killed after)."""
     runtime = Path("/tmp") / f"sdf-{os.getpid()}-{tmp_path.name[-6:]}"
     runtime.mkdir(mode=0o700)
-    yield {**isolated_env(tmp_path), "SKILLSD_RUNTIME_DIR": str(runtime)}
+    yield {**example_user_env(tmp_path), "SKILLSD_RUNTIME_DIR": str(runtime)}
     for pid in daemon_pids(runtime / "skillsd.sock"):
         kill_pid(pid)
     shutil.rmtree(runtime, ignore_errors=True)

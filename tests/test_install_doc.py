@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.env import agent_host_env
+
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
 BIN = os.environ.get("SKILLSD_AGENTS_BIN", "")
@@ -42,10 +44,9 @@ def _trust_line() -> str:
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "TERM")}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), NO_COLOR="1", CI="1")
-    env["PATH"] = f"{Path(SKILLSD).parent}:{BIN}:{env.get('PATH', '')}"
-    return {**env, **extra}
+    """An agent host's environment with this venv's ``skillsd`` and the agents first on PATH."""
+    path = f"{Path(SKILLSD).parent}:{BIN}:{os.environ.get('PATH', '')}"
+    return agent_host_env(home, **{"PATH": path, **extra})
 
 
 def _sh(line: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:

@@ -21,8 +21,9 @@ import pytest
 
 from skillsd import operations as ops
 from skillsd.cli import main as cli_main
-from tests.daemon.daemon_harness import StdioDaemon, notification, request
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
+from tests.support.daemons import StdioDaemon, notification, request
+from tests.support.env import daemon_env
+from tests.support.skill_tree import make_project, write_skill
 
 # Config defaults that differ from the built-in ones, so a face that forgot to apply them (or
 # applied its own) shows up in the comparison.

@@ -7,16 +7,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.daemon.daemon_harness import daemon_pids, kill_pid
-from tests.test_embedding_doc import isolated_env
+from tests.support.daemons import daemon_pids, kill_pid
+from tests.support.env import example_user_env
+from tests.support.snippets import python_script, run_python
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -33,24 +31,14 @@ def test_readme_starts_with_make_demo_and_make_test() -> None:
 @pytest.mark.process
 def test_readme_python_example_runs_as_written(tmp_path: Path) -> None:
     # The example sits in a list item: its fence is indented.
-    blocks = re.findall(
-        r"^( *)```python\n(.*?)^\1```$", README.read_text(encoding="utf-8"), re.S | re.M
-    )
-    script = "\n".join(textwrap.dedent(body) for _, body in blocks)
+    script = python_script(README.read_text(encoding="utf-8"))
     assert "connect_shared" in script
     # Unix socket paths are short: the shared daemon's runtime dir goes under /tmp.
     runtime = Path(tempfile.mkdtemp(prefix="sdr-"))
-    env = isolated_env(tmp_path)
+    env = example_user_env(tmp_path)
     env["SKILLSD_RUNTIME_DIR"] = os.fspath(runtime / "run")
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", script],
-            cwd=ROOT / "examples" / "project",
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = run_python(script, cwd=ROOT / "examples" / "project", env=env)
     finally:
         for pid in daemon_pids(runtime / "run" / "skillsd.sock"):
             kill_pid(pid)

@@ -27,6 +27,7 @@ import pytest
 
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
+from tests.support.env import agent_host_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.process]
 
@@ -77,13 +78,6 @@ def fixture(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"project": project, "home": home}
 
 
-def _env(home: Path) -> dict[str, str]:
-    keep = ("PATH", "LANG", "TERM")
-    env = {k: v for k, v in os.environ.items() if k in keep}
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), NO_COLOR="1", CI="1")
-    return env
-
-
 def _run(
     command: list[str],
     fixture: dict[str, Path],
@@ -94,7 +88,7 @@ def _run(
     done = subprocess.run(
         command,
         cwd=fixture["project"],
-        env={**_env(fixture["home"]), **(extra or {})},
+        env={**agent_host_env(fixture["home"]), **(extra or {})},
         capture_output=True,
         text=True,
         timeout=120,
@@ -132,7 +126,7 @@ def _codex(fixture: dict[str, Path]) -> list[str]:
     proc = subprocess.Popen(
         [f"{BIN}/codex", "app-server"],
         cwd=fixture["project"],
-        env=_env(fixture["home"]),
+        env=agent_host_env(fixture["home"]),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -187,7 +181,7 @@ def test_skillsd_sees_what_the_agent_sees(agent: str, fixture: dict[str, Path]) 
     if not BIN or not Path(BIN, command).exists():
         pytest.skip(f"{command} is not installed (set SKILLSD_AGENTS_BIN)")
     theirs = Counter(name for name in listed_by(fixture) if name in NAMES)
-    env = {k: v for k, v in _env(fixture["home"]).items() if k != "PATH"}
+    env = {k: v for k, v in agent_host_env(fixture["home"]).items() if k != "PATH"}
     plan = compute_roots(str(fixture["project"]), home=str(fixture["home"]), env=env)
     ours = Counter(s.name for s in build_catalog(plan).seen_by(agent) if s.name in NAMES)
     assert ours == theirs
@@ -293,7 +287,7 @@ def test_claude_code_shows_its_model_what_skills_list_says(fixture: dict[str, Pa
     if not BIN or not Path(BIN, "claude").exists():
         pytest.skip("claude is not installed (set SKILLSD_AGENTS_BIN)")
     shown = [(name, text) for name, text in _claude_shows(fixture) if name in NAMES]
-    env = {k: v for k, v in _env(fixture["home"]).items() if k != "PATH"}
+    env = {k: v for k, v in agent_host_env(fixture["home"]).items() if k != "PATH"}
     plan = compute_roots(str(fixture["project"]), home=str(fixture["home"]), env=env)
     ours = [s for s in build_catalog(plan).seen_by("claude-code") if s.name in NAMES]
     assert sorted(shown) == sorted((s.name, s.description) for s in ours)

@@ -11,11 +11,11 @@ import msgspec
 import pytest
 
 from skillsd_protocol.messages import CommandsResult, InvokeResult
-from tests.daemon.daemon_harness import StdioDaemon
-from tests.daemon.skill_tree import daemon_env
-from tests.daemon.skill_tree import run_cli as run
-from tests.daemon.test_skill_methods import Client
 from tests.fixtures.host_project import copy_host_project
+from tests.support.cli import run_tree_cli
+from tests.support.client import Client
+from tests.support.daemons import StdioDaemon
+from tests.support.env import daemon_env
 
 pytestmark = pytest.mark.process
 
@@ -27,22 +27,22 @@ def tree(tmp_path: Path) -> dict[str, Path]:
 
 
 def test_run_substitutes_shell_split_arguments(tree: dict[str, Path]) -> None:
-    out = run(tree, "run", "/fix-issue", "42", "very high")
+    out = run_tree_cli(tree, "run", "/fix-issue", "42", "very high")
     assert out.returncode == 0, out.stderr
     assert "Fix GitHub issue #42 (priority: very high)." in out.stdout
     assert out.stdout.startswith('<skill_context name="fix-issue"')
     # Dynamic context is never run; stderr says what a host would run and the decision.
     assert "dynamic context (not run, ask): gh issue view 42 --json title,body" in out.stderr
     # Words the shell split come back quoted in $ARGUMENTS, so they split the same way again.
-    review = run(tree, "run", "review", "naming", "and tests")
+    review = run_tree_cli(tree, "run", "review", "naming", "and tests")
     assert review.stdout.rstrip().endswith("Focus on: naming 'and tests'")
     # One argument holding the whole command line is taken as typed.
-    typed = run(tree, "run", '/review "as typed"')
+    typed = run_tree_cli(tree, "run", '/review "as typed"')
     assert typed.stdout.rstrip().endswith('Focus on: "as typed"')
 
 
 def test_run_json_is_the_daemon_result(tree: dict[str, Path]) -> None:
-    out = run(tree, "run", "--json", "--format", "spec", "/deploy", "production")
+    out = run_tree_cli(tree, "run", "--json", "--format", "spec", "/deploy", "production")
     assert out.returncode == 0, out.stderr
     cli = msgspec.json.decode(out.stdout, type=InvokeResult)
     daemon = StdioDaemon(environ=daemon_env(tree))
@@ -56,7 +56,7 @@ def test_run_json_is_the_daemon_result(tree: dict[str, Path]) -> None:
 
 
 def test_run_lists_commands_and_refuses_model_only(tree: dict[str, Path]) -> None:
-    listing = run(tree, "run")
+    listing = run_tree_cli(tree, "run")
     assert listing.returncode == 0, listing.stderr
     lines = listing.stdout.splitlines()
     assert lines[0].startswith("/deploy [staging|production]")
@@ -67,19 +67,19 @@ def test_run_lists_commands_and_refuses_model_only(tree: dict[str, Path]) -> Non
     names = [
         c.name
         for c in msgspec.json.decode(
-            run(tree, "run", "--json").stdout, type=CommandsResult
+            run_tree_cli(tree, "run", "--json").stdout, type=CommandsResult
         ).commands
     ]
     assert names == ["deploy", "fix-issue", "frontend:component", "release-notes", "review"]
-    refused = run(tree, "run", "/api-conventions")
+    refused = run_tree_cli(tree, "run", "/api-conventions")
     assert refused.returncode == 2
     assert refused.stderr.startswith("skillsd run: skill 'api-conventions' is for the model only")
-    unknown = run(tree, "run", "/fix-isue")
+    unknown = run_tree_cli(tree, "run", "/fix-isue")
     assert unknown.returncode == 2 and "did you mean fix-issue?" in unknown.stderr
 
 
 def test_list_marks_who_may_invoke_and_the_usage(tree: dict[str, Path]) -> None:
-    out = run(tree, "list")
+    out = run_tree_cli(tree, "list")
     assert out.returncode == 0, out.stderr
     text = out.stdout
     line = {
@@ -102,21 +102,21 @@ def test_a_shared_name_is_picked_with_scope_path_or_id(tree: dict[str, Path]) ->
     (user_review / "SKILL.md").write_text(
         "---\nname: fix-issue\ndescription: The user's own review.\n---\nMy review of $ARGUMENTS\n"
     )
-    plain = run(tree, "run", "/fix-issue", "x")
+    plain = run_tree_cli(tree, "run", "/fix-issue", "x")
     assert plain.returncode == 2
     assert "fix-issue@repo" in plain.stderr and "fix-issue@user" in plain.stderr
-    mine = run(tree, "run", "/fix-issue@user", "the docs")
+    mine = run_tree_cli(tree, "run", "/fix-issue@user", "the docs")
     assert mine.returncode == 0, mine.stderr
     assert "My review of 'the docs'" in mine.stdout
-    by_path = run(tree, "run", "--path", os.fspath(user_review), "a", "b c")
+    by_path = run_tree_cli(tree, "run", "--path", os.fspath(user_review), "a", "b c")
     assert by_path.returncode == 0, by_path.stderr
     assert "My review of a 'b c'" in by_path.stdout
-    listed = msgspec.json.decode(run(tree, "list", "--json").stdout)
+    listed = msgspec.json.decode(run_tree_cli(tree, "list", "--json").stdout)
     repo_id = next(
         s["id"] for s in listed["skills"] if s["name"] == "fix-issue" and s["scope"] == "repo"
     )
-    by_id = run(tree, "run", "--id", repo_id, "7", "low")
+    by_id = run_tree_cli(tree, "run", "--id", repo_id, "7", "low")
     assert by_id.returncode == 0, by_id.stderr
     assert "Fix GitHub issue #7 (priority: low)." in by_id.stdout
-    shown = run(tree, "show", "fix-issue@user")
+    shown = run_tree_cli(tree, "show", "fix-issue@user")
     assert shown.returncode == 0 and "My review of" in shown.stdout

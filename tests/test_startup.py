@@ -11,7 +11,7 @@ import pytest
 
 from skillsd.cli import _COMMAND_MODULES, COMMAND_OWNERS
 from skillsd.daemon.app import build_router
-from tests.daemon.daemon_harness import StdioDaemon, request
+from tests.support.daemons import StdioDaemon, request
 
 
 def test_every_command_is_owned_by_the_module_that_adds_it() -> None:

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.daemon_harness import daemon_pids, kill_pid
-from tests.daemon.skill_tree import run_cli, write_skill
-from tests.daemon.test_skill_methods import Client
-from tests.test_embedding_doc import isolated_env
+from tests.support.cli import run_tree_cli
+from tests.support.client import Client
+from tests.support.daemons import daemon_pids, kill_pid
+from tests.support.env import example_user_env
+from tests.support.skill_tree import write_skill
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "project"
@@ -56,7 +57,7 @@ def test_active_files_lift_a_skill_whose_paths_match(client: Client, tree: dict[
 
 @pytest.mark.process
 def test_the_cli_prints_score_activation_and_reasons(tree: dict[str, Path]) -> None:
-    out = run_cli(tree, "suggest", "draft release notes from the merged PRs")
+    out = run_tree_cli(tree, "suggest", "draft release notes from the merged PRs")
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("1. release-notes  ")
     assert "(activates)" in out.stdout.splitlines()[0]
@@ -69,7 +70,7 @@ def shared(tmp_path: Path) -> dict[str, str]:
     starts (killed after)."""
     runtime = Path("/tmp") / f"sdh-{os.getpid()}-{tmp_path.name[-6:]}"
     runtime.mkdir(mode=0o700)
-    env = {**isolated_env(tmp_path), "SKILLSD_RUNTIME_DIR": str(runtime)}
+    env = {**example_user_env(tmp_path), "SKILLSD_RUNTIME_DIR": str(runtime)}
     yield env
     for pid in daemon_pids(runtime / "skillsd.sock"):
         kill_pid(pid)
@@ -111,7 +112,7 @@ def test_the_hook_adds_context_only_when_a_skill_activates(shared: dict[str, str
 
 @pytest.mark.process
 def test_eval_reports_precision_recall_and_the_rival_that_won(tmp_path: Path) -> None:
-    env = isolated_env(tmp_path)
+    env = example_user_env(tmp_path)
     ok = subprocess.run(
         [sys.executable, "-m", "skillsd", "eval"],
         cwd=EXAMPLE,
@@ -152,7 +153,7 @@ def test_a_malformed_triggers_file_names_the_file_and_entry(tree: dict[str, Path
     evals = tree["pdf"] / "evals"
     evals.mkdir()
     (evals / "triggers.json").write_text('[{"query": "x"}]')
-    out = run_cli(tree, "eval")
+    out = run_tree_cli(tree, "eval")
     assert out.returncode == 2
     assert "evals/triggers.json: entry 0 needs a non-empty `query` and a boolean" in out.stderr
 

@@ -13,7 +13,8 @@ import pytest
 
 from skillsd.core.catalog_delta import ChangeHistory
 from skillsd_client import AsyncClient, CatalogMirror
-from tests.daemon.skill_tree import daemon_env, write_skill
+from tests.support.env import daemon_env
+from tests.support.skill_tree import write_skill
 
 
 def run(coro: object) -> None:
@@ -26,14 +27,17 @@ def test_delta_added_changed_removed_and_full_list_fallbacks(tree: dict[str, Pat
 
     async def body() -> None:
         async with await AsyncClient.spawn(cwd=tree["project"], env=daemon_env(tree)) as client:
-            first = await client.list_skills()
+            changes = client.notifications("skills.changed")  # buffers from now on
+            first = await client.list_skills()  # this connection now hears skills.changed
+            await client.inspect()  # answered once the catalog's watches are set up
             by_name = {s.name: s for s in first.skills if s.scope == "repo"}
             write_skill(skills, "brand-new", "Added after the first list.")
             pdf_md = by_name["pdf-forms"].path
             Path(pdf_md).write_text(Path(pdf_md).read_text().replace("Fill and", "Refill and"))
             shutil.rmtree(os.path.dirname(by_name["release-notes"].path))
             for _ in range(100):
-                await asyncio.sleep(0.1)
+                # The three edits may be announced in one notification or several.
+                await changes.next(timeout=10)
                 delta_list = await client.list_skills(since_generation=first.generation)
                 assert delta_list.delta is not None
                 got = delta_list.delta

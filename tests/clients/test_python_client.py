@@ -48,9 +48,9 @@ from skillsd_protocol.messages import (
     SearchResult,
     SkillsChangedParams,
 )
-from tests.daemon.daemon_harness import daemon_pids, kill_pid, socket_daemon
-from tests.daemon.skill_tree import daemon_env
 from tests.fixtures.host_project import copy_host_project
+from tests.support.daemons import daemon_pids, kill_pid, socket_daemon
+from tests.support.env import daemon_env
 
 T = TypeVar("T")
 DEADLINE = 60.0

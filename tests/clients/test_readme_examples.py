@@ -4,17 +4,16 @@ against a real daemon with no configuration (so a load asks, and the example ans
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.test_embedding_doc import isolated_env
+from tests.support.env import example_user_env
+from tests.support.snippets import python_blocks, run_python
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "clients" / "python" / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"^```python\n(.*?)^```$", README, re.S | re.M)
+BLOCKS = python_blocks(README)
 
 
 def test_the_readme_has_the_examples_a_user_needs() -> None:
@@ -25,14 +24,7 @@ def test_the_readme_has_the_examples_a_user_needs() -> None:
 @pytest.mark.process
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
 def test_block_runs_as_printed(block: str, tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", block],
-        cwd=ROOT,
-        env=isolated_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_python(block, cwd=ROOT, env=example_user_env(tmp_path))
     assert done.returncode == 0, done.stderr
     if "permissions_remember" in block:
         assert done.stdout.startswith('<skill_context name="release-notes"'), done.stdout

@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 
 from skillsd.runtime.embeddings import BadCache, SemanticModel, _digest, read_cache
-from tests.daemon.skill_tree import daemon_env, make_project
 from tests.hang_guard import within
+from tests.support.env import daemon_env
+from tests.support.skill_tree import make_project
 
 DIM = 256
 

@@ -19,6 +19,7 @@ from skillsd.core.frontmatter import (
     locate_frontmatter,
     quote_colon_values,
 )
+from tests.support.hostile_yaml import BILLION_LAUGHS
 
 
 def split(data: bytes) -> tuple[bytes, bytes]:
@@ -226,22 +227,6 @@ def test_duplicate_keys(text: str) -> None:
 def test_duplicate_key_names_the_key_and_line() -> None:
     with pytest.raises(FrontmatterError, match=r"duplicate key 'name' \(line 3"):
         load_frontmatter("name: a\ndescription: d\nname: b\n")
-
-
-BILLION_LAUGHS = "\n".join(
-    [
-        'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
-        "b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]",
-        "c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]",
-        "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]",
-        "e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]",
-        "f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]",
-        "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]",
-        "h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]",
-        "i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]",
-        "",
-    ]
-)
 
 
 def test_billion_laughs_is_refused() -> None:

@@ -238,6 +238,7 @@ def _shlex_split(raw: str) -> list[str]:
     return out
 
 
+@pytest.mark.slow  # 3000 generated cases
 @given(st.text(alphabet=list("ab '\"\\\t\n\r\x0b\u00a0#"), max_size=14))
 @settings(max_examples=3000, deadline=None)
 def test_argument_splitting_is_the_shells_posix_rules(raw: str) -> None:

@@ -14,8 +14,9 @@ import pytest
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
 from skillsd.core.install_source import SourceError, find_skills
-from tests.daemon.skill_tree import run_cli, write_skill
-from tests.daemon.test_skill_methods import Client
+from tests.support.cli import run_tree_cli
+from tests.support.client import Client
+from tests.support.skill_tree import write_skill
 
 KEY = "shell@mkt"
 #: 200 000 ``[``: far past the interpreter's recursion limit once parsed.
@@ -125,7 +126,7 @@ def test_a_nesting_bomb_in_a_repositorys_settings_is_a_diagnostic(
     [diag] = codes(listed, "plugin.unreadable")
     assert diag["path"] == os.fspath(bomb) and "nested deeper" in diag["message"]
     assert plugin_names(listed) == ["shell:run"]  # the user's own enabling stands
-    shown = run_cli(tree, "list")
+    shown = run_tree_cli(tree, "list")
     assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
     assert os.fspath(bomb) in shown.stdout
 
@@ -141,7 +142,7 @@ def test_a_nesting_bomb_in_a_marketplace_manifest_is_an_error_naming_it(
     manifest.write_text(BOMB)
     with pytest.raises(SourceError, match=r"marketplace\.json: not usable JSON"):
         find_skills(os.fspath(source))
-    added = run_cli(tree, "add", os.fspath(source))
+    added = run_tree_cli(tree, "add", os.fspath(source))
     assert added.returncode == 2 and "Traceback" not in added.stderr, added.stderr
     assert ".claude-plugin/marketplace.json: not usable JSON" in added.stderr
 

@@ -23,8 +23,9 @@ import pytest
 from skillsd.core.name_distance import closest_names
 from skillsd.core.search import SearchIndex
 from tests.core.skill_fixtures import make_skill
-from tests.daemon.daemon_harness import StdioDaemon, request
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
+from tests.support.daemons import StdioDaemon, request
+from tests.support.env import daemon_env
+from tests.support.skill_tree import make_project, write_skill
 
 #: Minutes before the bound; a few milliseconds after it. Generous for a loaded 2-core machine.
 TIMEOUT = 10.0

@@ -1,5 +1,5 @@
 """Test-only ``_test.*`` methods, loaded by a daemon started with ``SKILLSD_TEST_HOOKS`` set to
-this file's path (see `skillsd.daemon.app.build_router`); `daemon_harness.env` sets it.
+this file's path (see `skillsd.daemon.app.build_router`); `tests.support.daemons.env` sets it.
 
 The end-to-end tests need methods that are slow, fail, crash or print, to exercise
 cancellation, progress, draining on shutdown, error mapping and stdout purity through a real

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.skill_tree import run_cli, write_skill
-from tests.daemon.test_skill_methods import Client
+from tests.support.cli import run_tree_cli
+from tests.support.client import Client
+from tests.support.skill_tree import write_skill
 
 
 def test_one_agents_view_over_the_wire(client: Client, tree: dict[str, Path]) -> None:
@@ -41,7 +42,7 @@ def test_claude_code_shows_its_model_the_personal_skill_of_a_name(
     prompt = client.ok("skills.prompt", agent="claude-code", format="markdown")
     assert prompt["shown"] == 1
     assert "My own deploy." in prompt["text"] and "The project's." not in prompt["text"]
-    doctor = run_cli(tree, "doctor", "--agents", "--all", "--wide")
+    doctor = run_tree_cli(tree, "doctor", "--agents", "--all", "--wide")
     assert doctor.returncode == 0, doctor.stderr
     lines = doctor.stdout.splitlines()
     start = lines.index("loaded but not shown to the model:") + 1

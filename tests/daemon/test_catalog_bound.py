@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.daemon_harness import SocketClient, socket_daemon
-from tests.daemon.skill_tree import daemon_env, write_skill
+from tests.support.daemons import SocketClient, socket_daemon
+from tests.support.env import daemon_env
+from tests.support.skill_tree import write_skill
 
 pytestmark = pytest.mark.process
 

@@ -13,16 +13,28 @@ import pytest
 from skillsd.core import catalog_build as catalog_module
 from skillsd.runtime.catalog_cache import CatalogCache
 from skillsd_protocol.messages import SkillsChangedParams
-from tests.daemon.skill_tree import write_skill
+from tests.support.skill_tree import write_skill
 
 
 class Recorder:
+    """The ``skills.changed`` notifications a listener hears, and a wait for them."""
+
     def __init__(self) -> None:
         self.events: list[SkillsChangedParams] = []
+        self._arrived = asyncio.Event()
 
     def notify(self, method: str, params: SkillsChangedParams) -> None:
         assert method == "skills.changed"
         self.events.append(params)
+        self._arrived.set()
+
+    async def wait_for(self, count: int, timeout: float = 5.0) -> list[SkillsChangedParams]:
+        """The notifications once ``count`` of them have arrived."""
+        async with asyncio.timeout(timeout):
+            while len(self.events) < count:
+                self._arrived.clear()
+                await self._arrived.wait()
+        return self.events
 
 
 @pytest.fixture
@@ -116,17 +128,17 @@ def test_burst_of_events_is_one_debounced_notification(repo: Path, tmp_path: Pat
             skills = repo / ".agents" / "skills"
             for n in range(5):
                 write_skill(skills, f"burst-{n}", f"Burst skill {n}.")
-                await asyncio.sleep(0.01)
-            for _ in range(200):
-                if recorder.events:
-                    break
-                await asyncio.sleep(0.02)
-            await asyncio.sleep(0.3)  # any second notification would have arrived by now
-            assert len(recorder.events) == 1
-            event = recorder.events[0]
-            assert len(event.added) == 5 and event.generation == 2
+                await asyncio.sleep(0.01)  # the burst: writes 10 ms apart, within one debounce
+            await recorder.wait_for(1)
+            # A later edit is the barrier: a burst announced in two parts would show its second
+            # part before this edit's notification, or in it.
+            write_skill(skills, "after-burst", "Written after the burst.")
+            burst, after = await recorder.wait_for(2)
+            assert len(burst.added) == 5 and burst.generation == 2
+            assert len(after.added) == 1 and after.generation == 3
             catalog, _ = await cache.get(os.fspath(repo))
-            assert len(catalog.skills) == 6 and catalog.generation == 2
+            assert len(catalog.skills) == 7 and catalog.generation == 3
+            assert after.added == [s.id for s in catalog.skills if s.name == "after-burst"]
         finally:
             cache.close()
 
@@ -140,8 +152,8 @@ def test_overflow_degrades_to_stat_validation_then_recovers(repo: Path, tmp_path
             _, entry = await cache.get(os.fspath(repo))
             assert entry.rewatching is not None
             await entry.rewatching  # the watches are set up in the background
-            cache.on_overflow()
-            await asyncio.sleep(0.05)
+            cache.on_overflow()  # from the watcher's thread: the loop degrades the entries next
+            await asyncio.sleep(0)  # one turn of the loop, which runs what was scheduled first
             assert entry.mode == "stat" and "overflow" in (entry.reason or "")
             write_skill(repo / ".agents" / "skills", "gamma", "Third skill.")
             catalog, _ = await cache.get(os.fspath(repo))

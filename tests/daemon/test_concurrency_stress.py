@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.daemon.in_process import InProcessDaemon
-from tests.daemon.skill_tree import daemon_env, write_skill
+from tests.support.env import daemon_env
+from tests.support.in_process import InProcessDaemon
+from tests.support.skill_tree import write_skill
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("serial")]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.daemon_harness import SocketClient, env, pid_alive, skillsd, socket_daemon
+from tests.support.daemons import SocketClient, env, pid_alive, skillsd, socket_daemon
 
 pytestmark = pytest.mark.process
 

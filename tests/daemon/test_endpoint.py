@@ -20,44 +20,7 @@ from skillsd.jsonrpc.endpoint import Connection, InvalidParams, RequestContext, 
 from skillsd_protocol import METHODS, ErrorCode
 from skillsd_protocol.errors import SkillNotFoundData
 from skillsd_protocol.messages import Empty, InitializeResult, Params, SearchParams
-
-
-class FakeChannel:
-    """Collects what the connection writes; writes can be held back to play a slow reader."""
-
-    def __init__(self) -> None:
-        self.data = bytearray()
-        self.paused = False
-        self.pauses = 0
-        self.closed = False
-        self.gate = asyncio.Event()
-        self.gate.set()
-        self.direct = True  # False: every write goes through the writer task
-        self.direct_writes = 0
-
-    def try_write(self, data: bytes) -> bool:
-        if not self.direct or not self.gate.is_set():
-            return False
-        self.data += data
-        self.direct_writes += 1
-        return True
-
-    async def write(self, data: bytes) -> None:
-        await self.gate.wait()
-        self.data += data
-
-    def pause_reading(self) -> None:
-        self.paused = True
-        self.pauses += 1
-
-    def resume_reading(self) -> None:
-        self.paused = False
-
-    def close(self) -> None:
-        self.closed = True
-
-    def messages(self) -> list[Any]:
-        return [json.loads(line) for line in bytes(self.data).splitlines() if line]
+from tests.support.fake_channel import FakeChannel
 
 
 class Slow(Params, kw_only=True):

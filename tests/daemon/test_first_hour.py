@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 
 from tests.corpora import CORPORA, KNOWN_INVALID, needs_corpora
-from tests.daemon.daemon_harness import StdioDaemon
-from tests.daemon.skill_tree import write_skill
-from tests.daemon.test_skill_methods import Client
+from tests.support.client import Client
+from tests.support.daemons import StdioDaemon
+from tests.support.skill_tree import write_skill
 
 pytestmark = pytest.mark.process
 
 
 def _env(tmp: Path, **extra: str) -> dict[str, str]:
-    from tests.daemon.skill_tree import daemon_env
+    from tests.support.env import daemon_env
 
     return daemon_env({"tmp": tmp, "home": tmp / "home"}, **extra)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.daemon_harness import StdioDaemon, request
-from tests.daemon.skill_tree import daemon_env
+from tests.support.daemons import StdioDaemon, request
+from tests.support.env import daemon_env
 
 pytestmark = pytest.mark.process
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from tests.daemon.daemon_harness import StdioDaemon
-from tests.daemon.skill_tree import daemon_env
-from tests.daemon.test_skill_methods import Client
 from tests.fixtures.host_project import copy_host_project
+from tests.support.client import Client
+from tests.support.daemons import StdioDaemon
+from tests.support.env import daemon_env
 
 pytestmark = pytest.mark.process
 

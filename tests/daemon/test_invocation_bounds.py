@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.daemon_harness import StdioDaemon
-from tests.daemon.skill_tree import daemon_env, write_skill
-from tests.daemon.test_skill_methods import Client
+from tests.support.client import Client
+from tests.support.daemons import StdioDaemon
+from tests.support.env import daemon_env
+from tests.support.skill_tree import write_skill
 
 pytestmark = pytest.mark.process
 
@@ -57,6 +58,7 @@ def test_an_amplifying_invocation_is_refused_before_it_is_built(tree: dict[str, 
         daemon.kill()
 
 
+@pytest.mark.slow  # a 7 MB reply of 350 000 substitutions: past 10 s on a loaded machine
 def test_the_limit_is_the_users_to_raise(tree: dict[str, Path]) -> None:
     _amplifier(tree)
     (tree["tmp"] / "config.toml").write_text("[limits]\nmaxReplyBytes = 134217728\n")

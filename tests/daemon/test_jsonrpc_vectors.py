@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.daemon import daemon_harness as h
+from tests.support import daemons as h
+from tests.support.json_equality import same
 
 VECTORS: list[dict[str, Any]] = json.loads(
     (Path(__file__).with_name("jsonrpc_vectors.json")).read_text(encoding="utf-8")
@@ -56,17 +57,6 @@ def matches(expected: Any, actual: Any) -> bool:
             return False
         return same(want.get("data"), got.get("data"))
     return same(expected, actual)
-
-
-def same(a: Any, b: Any) -> bool:
-    """Deep equality that keeps JSON types apart (``0`` is not ``false``)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
 
 
 def check(vector: dict[str, Any], output: bytes) -> None:

@@ -24,8 +24,8 @@ from skillsd.core.discovery import Root, RootPlan
 from skillsd.core.watch_plan import changed_since, watch_plan
 from skillsd.runtime.catalog_cache import CatalogCache
 from skillsd_protocol.messages import SkillsChangedParams
-from tests.daemon import daemon_harness as h
-from tests.daemon.skill_tree import write_skill
+from tests.support import daemons as h
+from tests.support.skill_tree import write_skill
 
 pytestmark = pytest.mark.xdist_group("serial")
 

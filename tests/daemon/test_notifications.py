@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon import daemon_harness as h
-from tests.daemon.skill_tree import write_skill
+from tests.support import daemons as h
+from tests.support.skill_tree import write_skill
 
 pytestmark = pytest.mark.process
 

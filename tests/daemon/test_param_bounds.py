@@ -16,9 +16,9 @@ import pytest
 
 from skillsd.core.errors import SkillsdError
 from skillsd.core.sessions import SessionStore
-from tests.daemon.daemon_harness import SocketClient, StdioDaemon, request, socket_daemon
-from tests.daemon.skill_tree import daemon_env
-from tests.daemon.test_skill_methods import Client
+from tests.support.client import Client
+from tests.support.daemons import SocketClient, StdioDaemon, request, socket_daemon
+from tests.support.env import daemon_env
 
 INVALID_PARAMS = -32602
 

@@ -11,28 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.daemon.daemon_harness import StdioDaemon
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
-from tests.daemon.test_skill_methods import Client
+from tests.support.client import Client, Daemons
+from tests.support.skill_tree import make_project, write_skill, write_user_config
 
 pytestmark = pytest.mark.process
-
-
-class Daemons:
-    """Starts daemons on one tree (so a test can restart one) and stops them all."""
-
-    def __init__(self, tree: dict[str, Path]) -> None:
-        self.tree = tree
-        self.started: list[StdioDaemon] = []
-
-    def start(self) -> Client:
-        daemon = StdioDaemon(environ=daemon_env(self.tree))
-        self.started.append(daemon)
-        return Client(daemon, self.tree["project"])
-
-    def stop_all(self) -> None:
-        for daemon in self.started:
-            daemon.kill()
 
 
 @pytest.fixture
@@ -59,10 +41,6 @@ def daemons(tree: dict[str, Path]) -> Iterator[Daemons]:
 @pytest.fixture
 def client(daemons: Daemons) -> Client:
     return daemons.start()
-
-
-def configure(tree: dict[str, Path], text: str) -> None:
-    (tree["tmp"] / "config.toml").write_text(text, encoding="utf-8")
 
 
 def check(client: Client, tool: str, input: str | None = None, **kw: Any) -> dict[str, Any]:
@@ -123,7 +101,7 @@ defaultAction = "ask"
 
 
 def test_every_layer_in_order(client: Client, tree: dict[str, Path]) -> None:
-    configure(tree, LAYERED)
+    write_user_config(tree, LAYERED)
     client.ok("trust.set", trusted=True)  # the repo skill's grants count (docs/permissions.md)
     client.ok("session.open", sessionId="s")
     client.ok("permissions.remember", sessionId="s", rule="Bash(git push:*)", decision="allow")
@@ -190,7 +168,7 @@ def test_grants_are_reference_counted_and_revoked_by_unload_and_close(client: Cl
 
 
 def test_no_skill_grant_gets_past_deny_or_final_deny(client: Client, tree: dict[str, Path]) -> None:
-    configure(
+    write_user_config(
         tree,
         '[permissions]\nallow = ["skill_load"]\nfinalDeny = ["Read(/etc/*)"]\n'
         'deny = ["Bash(python:*)"]\n',
@@ -212,7 +190,7 @@ def test_no_skill_grant_gets_past_deny_or_final_deny(client: Client, tree: dict[
 
 
 def test_loads_are_gated_by_deny_rules(client: Client, tree: dict[str, Path]) -> None:
-    configure(tree, '[permissions]\nallow = ["skill_load"]\ndeny = ["Skill(release-*)"]\n')
+    write_user_config(tree, '[permissions]\nallow = ["skill_load"]\ndeny = ["Skill(release-*)"]\n')
     assert client.ok("skills.load", name="commit-message")["skill"]["name"] == "commit-message"
     path = os.fspath(tree["skills"] / "release" / "release-notes")
     denied = client.err("skills.load", path=path)
@@ -221,7 +199,7 @@ def test_loads_are_gated_by_deny_rules(client: Client, tree: dict[str, Path]) ->
     via_tool = client.ok("tools.call", name="skill_load", arguments={"path": path})
     assert via_tool["isError"] is True
     assert via_tool["permission"] == {"decision": "deny", "rule": "Skill(release-*)"}
-    configure(tree, '[permissions]\ndefaultAction = "deny"\n')
+    write_user_config(tree, '[permissions]\ndefaultAction = "deny"\n')
     by_default = client.err("skills.load", name="commit-message")
     assert by_default["data"]["kind"] == "permission_denied"
     assert by_default["data"]["layer"] == "default"
@@ -321,7 +299,7 @@ def test_a_corrupt_state_file_is_reported_and_kept(client: Client, tree: dict[st
 def test_set_enabled_user_hides_a_skill_everywhere_but_the_list(
     client: Client, tree: dict[str, Path]
 ) -> None:
-    configure(tree, '[permissions]\nallow = ["skill_load"]\n')
+    write_user_config(tree, '[permissions]\nallow = ["skill_load"]\n')
     generation = client.ok("skills.list")["generation"]
     result = client.ok("skills.setEnabled", name="pdf-forms", enabled=False)
     assert result["skill"]["name"] == "pdf-forms" and result["skill"]["enabled"] is False
@@ -415,7 +393,7 @@ def test_agents_list_get_render_and_errors(client: Client, tree: dict[str, Path]
     assert missing["code"] == 1010 and missing["data"]["suggestions"] == ["reviewer"]
 
     # A deny rule on one of its skills holds for rendering too (approval is not needed).
-    configure(tree, '[permissions]\ndeny = ["skill_load(commit-*)"]\n')
+    write_user_config(tree, '[permissions]\ndeny = ["skill_load(commit-*)"]\n')
     denied = client.err("agents.get", name="reviewer", render=True)
     assert denied["data"]["kind"] == "permission_denied" and denied["data"]["agent"] == "reviewer"
     assert client.ok("agents.get", name="reviewer")["skills"]  # resolving is not loading
@@ -426,16 +404,16 @@ def test_agents_list_get_render_and_errors(client: Client, tree: dict[str, Path]
 
 def test_config_errors_name_file_key_and_reason(client: Client, tree: dict[str, Path]) -> None:
     config = tree["tmp"] / "config.toml"
-    configure(tree, '[permissions]\nallow = ["Read", "Bash(git"]\n')
+    write_user_config(tree, '[permissions]\nallow = ["Read", "Bash(git"]\n')
     bad_rule = client.err("skills.list")
     assert os.fspath(config) in bad_rule["message"]
     assert "permissions.allow[1]" in bad_rule["message"] and "')'" in bad_rule["message"]
     assert client.err("permissions.check", tool="Read")["message"] == bad_rule["message"]
-    configure(tree, "[discovery]\nmaxDepth = 'deep'\n")
+    write_user_config(tree, "[discovery]\nmaxDepth = 'deep'\n")
     wrong_type = client.err("skills.list")["message"]
     assert "discovery.maxDepth" in wrong_type and "Expected `int`" in wrong_type
     project_config = tree["project"] / ".agents" / "skillsd.toml"
-    configure(tree, "")
+    write_user_config(tree, "")
     # An unknown key is a warning in the catalog's diagnostics; the request goes on.
     project_config.write_text("[search]\nmaxLimt = 1\n")
     listed = client.ok("skills.list")
@@ -446,7 +424,7 @@ def test_config_errors_name_file_key_and_reason(client: Client, tree: dict[str, 
 
 def test_config_changes_apply_without_a_restart(client: Client, tree: dict[str, Path]) -> None:
     assert check(client, "skill_load", "pdf-forms")["decision"] == "ask"
-    configure(tree, '[permissions]\nallow = ["skill_load(pdf-*)"]\n')
+    write_user_config(tree, '[permissions]\nallow = ["skill_load(pdf-*)"]\n')
     assert decided(check(client, "skill_load", "pdf-forms")) == (
         "allow",
         "allow",
@@ -462,10 +440,12 @@ def test_config_changes_apply_without_a_restart(client: Client, tree: dict[str, 
         "Skill(pdf-forms)",
     )
     project_config.unlink()
-    configure(tree, '[discovery]\ncompatRoots = false\n[permissions]\ndefaultAction = "allow"\n')
+    write_user_config(
+        tree, '[discovery]\ncompatRoots = false\n[permissions]\ndefaultAction = "allow"\n'
+    )
     assert decided(check(client, "skill_load", "pdf-forms")) == ("allow", "default", None)
     (tree["home"] / ".claude" / "skills").mkdir(parents=True)
     write_skill(tree["home"] / ".claude" / "skills", "legacy", "A .claude skill.")
     assert "legacy" not in {s["name"] for s in client.ok("skills.list")["skills"]}
-    configure(tree, "[discovery]\ncompatRoots = true\n")
+    write_user_config(tree, "[discovery]\ncompatRoots = true\n")
     assert "legacy" in {s["name"] for s in client.ok("skills.list")["skills"]}

@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from tests.daemon.in_process import InProcessDaemon
-from tests.daemon.skill_tree import daemon_env
+from tests.support.env import daemon_env
+from tests.support.in_process import InProcessDaemon
 
 
 def _commands_params(tree: dict[str, Path]) -> dict[str, str]:

@@ -4,58 +4,11 @@ from __future__ import annotations
 
 import base64
 import os
-import time
 from pathlib import Path
 from typing import Any
 
-from tests.daemon.daemon_harness import StdioDaemon, request
-from tests.daemon.in_process import InProcessDaemon
-from tests.daemon.skill_tree import write_skill
-
-
-class Client:
-    """Request/response over the daemon's pipes; notifications are kept aside."""
-
-    def __init__(self, daemon: StdioDaemon | InProcessDaemon, cwd: Path) -> None:
-        self.daemon = daemon
-        self.cwd = os.fspath(cwd)
-        self.notes: list[dict[str, Any]] = []
-        self._ids = iter(range(1, 10**9))
-
-    def raw(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        id_ = next(self._ids)
-        self.daemon.send(request(id_, method, params))
-        while True:
-            msg = self.daemon.reader.message()
-            if "id" in msg and msg["id"] == id_:
-                return msg
-            self.notes.append(msg)
-
-    def ok(self, method: str, **params: Any) -> Any:
-        params.setdefault("cwd", self.cwd) if method not in _NO_CWD else None
-        reply = self.raw(method, params)
-        assert "error" not in reply, reply
-        return reply["result"]
-
-    def err(self, method: str, **params: Any) -> dict[str, Any]:
-        params.setdefault("cwd", self.cwd) if method not in _NO_CWD else None
-        reply = self.raw(method, params)
-        assert "error" in reply, reply
-        return reply["error"]
-
-    def wait_note(self, method: str, timeout: float = 5.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        while True:
-            for note in self.notes:
-                if note.get("method") == method:
-                    self.notes.remove(note)
-                    return note
-            self.notes.append(
-                self.daemon.reader.message(timeout=max(0.01, deadline - time.monotonic()))
-            )
-
-
-_NO_CWD = {"session.close", "session.compacted", "tools.list", "skills.validate", "ping"}
+from tests.support.client import Client
+from tests.support.skill_tree import write_skill
 
 
 def names(skills: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -139,15 +92,12 @@ def test_reload_suppression_change_and_compaction(client: Client, tree: dict[str
     forced = client.ok("skills.load", name="commit-message", sessionId="conv-1", force=True)
     assert forced["alreadyLoaded"] is False and forced["body"] == first["body"]
     # An edit is re-sent (the watcher refreshes the catalog's mtime).
+    client.ok("skills.list")  # subscribe to skills.changed
+    client.ok("context.inspect")  # answered once the catalog's watches are set up
     skill_md = tree["home"] / ".agents" / "skills" / "commit-message" / "SKILL.md"
     skill_md.write_text(skill_md.read_text() + "\nNew step.\n")
-    client.ok("skills.list")  # subscribe, then wait for the refresh
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        changed = client.ok("skills.load", name="commit-message", sessionId="conv-1")
-        if not changed["alreadyLoaded"]:
-            break
-        time.sleep(0.05)
+    assert client.wait_note("skills.changed")["params"]["changed"]
+    changed = client.ok("skills.load", name="commit-message", sessionId="conv-1")
     assert changed["alreadyLoaded"] is False and "New step." in changed["body"]
     # Compaction forgets what is not retained; what is retained stays suppressed.
     pdf_id = client.ok("skills.load", name="pdf-forms", sessionId="conv-1")["skill"]["id"]

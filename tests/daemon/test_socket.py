@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from skillsd.daemon.daemon_lock import read_owner
-from tests.daemon import daemon_harness as h
+from tests.support import daemons as h
 
 pytestmark = pytest.mark.process
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon import daemon_harness as h
+from tests.support import daemons as h
 
 pytestmark = pytest.mark.process
 
@@ -39,7 +39,9 @@ def test_large_replies_reach_a_slow_reader_before_exit(daemon: h.StdioDaemon) ->
     text = "0123456789abcdef" * 128 * 1024  # 2 MiB, far more than a pipe buffers
     daemon.send(h.request(1, "_test.echo", {"text": text}) + h.request(2, "_test.echo"))
     daemon.close_stdin()
-    time.sleep(0.3)  # the daemon has hit EOF and is blocked on the full pipe
+    # Not a synchronisation: the time a daemon that wrongly exited at EOF would take to go (no
+    # event marks "blocked on a full pipe"); the assertion is that it is still there.
+    time.sleep(0.3)
     assert daemon.proc.poll() is None
     output = daemon.reader.until_eof()
     by_id = {m["id"]: m for m in map(json.loads, output.splitlines())}

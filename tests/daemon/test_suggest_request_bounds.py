@@ -19,9 +19,11 @@ import pytest
 
 from skillsd.core.prompt_budget import paths_match_reason
 from skillsd_protocol import SkillMetadata
-from tests.daemon.daemon_harness import StdioDaemon, request
-from tests.daemon.skill_tree import daemon_env, run_cli, write_skill
-from tests.daemon.test_skill_methods import Client
+from tests.support.cli import run_tree_cli
+from tests.support.client import Client
+from tests.support.daemons import StdioDaemon, request
+from tests.support.env import daemon_env
+from tests.support.skill_tree import write_skill
 
 INVALID_PARAMS = -32602
 #: The documented bounds of ``activeFiles`` (skillsd.core.suggest holds them).
@@ -162,13 +164,13 @@ def test_eval_refuses_a_query_past_the_search_limit_naming_the_file(
         {"query": "pdf " * 250 + "x", "should_trigger": True},  # 1 001 characters
     ]
     (evals / "triggers.json").write_text(json.dumps(cases))
-    out = run_cli(tree, "eval")
+    out = run_tree_cli(tree, "eval")
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert "evals/triggers.json: entry 1: `query` is longer than 1000 characters" in out.stderr
     # 1 000 characters are fine.
     cases[1]["query"] = "pdf " * 250
     (evals / "triggers.json").write_text(json.dumps(cases))
-    out = run_cli(tree, "eval")
+    out = run_tree_cli(tree, "eval")
     assert out.returncode in (0, 1), out.stderr
 
 
@@ -177,7 +179,7 @@ def test_eval_refuses_deeply_nested_triggers_without_a_traceback(tree: dict[str,
     evals = tree["pdf"] / "evals"
     evals.mkdir()
     (evals / "triggers.json").write_text("[" * 100_000 + "]" * 100_000)
-    out = run_cli(tree, "eval")
+    out = run_tree_cli(tree, "eval")
     assert out.returncode == 2, (out.stdout, out.stderr)
     assert "evals/triggers.json: JSON nested deeper than" in out.stderr
     assert "Traceback" not in out.stderr

@@ -23,8 +23,8 @@ import pytest
 from skillsd.daemon import proxy
 from skillsd_client import Client, ConnectError
 from skillsd_client import _transport as client_transport
-from tests.daemon import daemon_harness as h
 from tests.hardening.processes import RssSampler, child_as, rss_bytes
+from tests.support import daemons as h
 
 
 @pytest.fixture
@@ -248,7 +248,10 @@ def test_over_budget_the_connection_holding_the_most_goes_first(base: Path, kind
         biggest, small, last = (Holder(sock, kind, mib) for mib in (10, 3, 6))
         for holder in (biggest, small, last):
             holder.hold()
-            time.sleep(0.2)  # let the daemon take in what the kernel still buffers
+            # The order of the holders is the scenario (the first is the largest). The daemon
+            # exposes no count of what it has taken in, so this waits for the kernel's buffers
+            # to drain into it.
+            time.sleep(0.2)
         assert not small.was_dropped()
         assert not last.was_dropped()
         assert biggest.was_dropped()
@@ -287,7 +290,7 @@ def test_many_clients_share_one_budget_and_memory_stays_bounded(
             for holder in holders:
                 holder.hold()
             assert steady.call(1, "ping")["result"] == {}  # served all along
-            time.sleep(0.3)
+            time.sleep(0.3)  # the measurement window: the sampler records the peak meanwhile
             peak = max(sampler.samples) - baseline
             dropped = sum(holder.was_dropped() for holder in holders)
         finally:

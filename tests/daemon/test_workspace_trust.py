@@ -8,7 +8,6 @@ import json
 import os
 import random
 import signal
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +15,11 @@ from typing import Any
 
 import pytest
 
-from tests.daemon.daemon_harness import StdioDaemon, request
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
-from tests.daemon.skill_tree import run_cli as run_cli_in
-from tests.daemon.test_policy_methods import Daemons
-from tests.daemon.test_policy_methods import configure as user_config
-from tests.daemon.test_skill_methods import Client
+from tests.support.cli import run_tree_cli
+from tests.support.client import Client, Daemons
+from tests.support.daemons import StdioDaemon, request
+from tests.support.env import daemon_env
+from tests.support.skill_tree import make_project, write_skill, write_user_config
 
 pytestmark = pytest.mark.process
 
@@ -82,7 +80,7 @@ def real(path: Path) -> str:
 def test_untrusted_repo_grants_are_withheld_and_reported_then_trust_applies_at_once(
     client: Client, tree: dict[str, Path]
 ) -> None:
-    user_config(tree, '[permissions]\nallow = ["skill_load"]\n')
+    write_user_config(tree, '[permissions]\nallow = ["skill_load"]\n')
     client.ok("session.open", sessionId="s")
     listed = client.ok("skills.list")
     assert listed["trusted"] is False
@@ -154,7 +152,7 @@ def test_trust_survives_a_restart_and_is_per_repository_root(
 def test_extra_roots_are_always_trusted(client: Client, tree: dict[str, Path]) -> None:
     extra = tree["tmp"] / "shared"
     write_skill(extra, "shared-tool", "Shared.", extra="allowed-tools: WebFetch\n")
-    user_config(tree, '[permissions]\nallow = ["skill_load"]\n')
+    write_user_config(tree, '[permissions]\nallow = ["skill_load"]\n')
     client.ok("session.open", sessionId="s", extraRoots=[os.fspath(extra)])
     loaded = client.ok("skills.load", name="shared-tool", sessionId="s")
     assert loaded["skill"]["scope"] == "extra" and "withheldGrants" not in loaded
@@ -168,7 +166,7 @@ def test_extra_roots_are_always_trusted(client: Client, tree: dict[str, Path]) -
 def test_a_project_config_only_tightens_until_trusted_and_never_loosens(
     client: Client, tree: dict[str, Path]
 ) -> None:
-    user_config(tree, '[permissions]\ndeny = ["Bash(curl:*)", "skill_load(gamma)"]\n')
+    write_user_config(tree, '[permissions]\ndeny = ["Bash(curl:*)", "skill_load(gamma)"]\n')
     project_config(tree, HOSTILE_PROJECT)
 
     def check(tool: str, input: str | None = None) -> tuple[str, str, str | None]:
@@ -211,7 +209,7 @@ def test_a_project_config_only_tightens_until_trusted_and_never_loosens(
 
 def test_trust_config_roots_globs_and_default(client: Client, tree: dict[str, Path]) -> None:
     home_rel = os.path.relpath(tree["tmp"], tree["home"])  # patterns may start at ~
-    user_config(tree, f'[trust]\nroots = ["~/{home_rel}/proj*"]\n')
+    write_user_config(tree, f'[trust]\nroots = ["~/{home_rel}/proj*"]\n')
     assert client.ok("trust.get") == {
         "root": real(tree["project"]),
         "trusted": True,
@@ -220,7 +218,7 @@ def test_trust_config_roots_globs_and_default(client: Client, tree: dict[str, Pa
     other = tree["tmp"] / "other"
     (other / ".git").mkdir(parents=True)
     assert client.ok("trust.get", cwd=os.fspath(other))["trusted"] is False
-    user_config(tree, f'[trust]\nroots = ["{tree["tmp"]}/other"]\ndefault = "trusted"\n')
+    write_user_config(tree, f'[trust]\nroots = ["{tree["tmp"]}/other"]\ndefault = "trusted"\n')
     assert client.ok("trust.get", cwd=os.fspath(other))["source"] == "config"
     assert client.ok("trust.get")["source"] == "default"
     assert client.ok("trust.get")["trusted"] is True
@@ -240,7 +238,7 @@ def test_trust_config_roots_globs_and_default(client: Client, tree: dict[str, Pa
 def test_an_invalid_trust_value_names_the_key(
     client: Client, tree: dict[str, Path], text: str, key: str
 ) -> None:
-    user_config(tree, text)
+    write_user_config(tree, text)
     error = client.err("trust.get")
     assert error["data"]["kind"] == "invalid_config" and f"'{key}'" in error["message"]
     assert f"'{key}'" in client.err("skills.list")["message"]
@@ -278,14 +276,14 @@ def test_reads_of_a_denied_skill_are_refused_and_the_model_must_ask(
 def test_matched_rules_are_reported_exactly_as_written(
     client: Client, tree: dict[str, Path]
 ) -> None:
-    user_config(tree, '[permissions]\ndeny = ["BASH(Curl:*)"]\n')
+    write_user_config(tree, '[permissions]\ndeny = ["BASH(Curl:*)"]\n')
     client.ok("session.open", sessionId="s")
     assert decided(client.ok("permissions.check", tool="bash", input="Curl x")) == (
         "deny",
         "deny",
         "BASH(Curl:*)",
     )
-    user_config(tree, "")
+    write_user_config(tree, "")
     client.ok("permissions.remember", sessionId="s", rule="Bash(curl:*)", decision="allow")
     got = client.ok("permissions.check", tool="BASH", input="curl x", sessionId="s")
     assert decided(got) == ("allow", "memory", "Bash(curl:*)")
@@ -345,36 +343,32 @@ def test_the_state_file_is_never_torn_when_the_daemon_is_killed_mid_write(
 # -- the CLI ----------------------------------------------------------------------------------
 
 
-def run_cli(tree: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
-    return run_cli_in(tree, *args, cwd=tree["sub"])
-
-
 def test_cli_trust_and_doctor_show_what_is_withheld(tree: dict[str, Path]) -> None:
     project_config(tree, HOSTILE_PROJECT)
-    doctor = run_cli(tree, "doctor")
+    doctor = run_tree_cli(tree, "doctor", cwd=tree["sub"])
     assert doctor.returncode == 0, doctor.stderr
     assert f"trust: {real(tree['project'])} is NOT trusted ([trust] default)" in doctor.stdout
     assert "evil: Bash(*)" in doctor.stdout and "pdf-forms: Read" in doctor.stdout
     assert "project permissions.allow Write(/etc/*): ignored until trusted" in doctor.stdout
     assert "project permissions.override Bash(curl:*): always ignored" in doctor.stdout
-    report = json.loads(run_cli(tree, "doctor", "--json").stdout)
+    report = json.loads(run_tree_cli(tree, "doctor", "--json", cwd=tree["sub"]).stdout)
     assert report["trust"]["trusted"] is False and report["permissions"]["allow"] == []
 
-    done = run_cli(tree, "trust")
+    done = run_tree_cli(tree, "trust", cwd=tree["sub"])
     assert done.returncode == 0 and f"trusted: {real(tree['project'])}" in done.stdout
     assert json.loads(state_file(tree).read_text())["trust"] == {real(tree["project"]): True}
-    doctor = run_cli(tree, "doctor")
+    doctor = run_tree_cli(tree, "doctor", cwd=tree["sub"])
     assert "is trusted (your decision)" in doctor.stdout and "evil: Bash(*)" not in doctor.stdout
-    listed = json.loads(run_cli(tree, "list", "--json").stdout)
+    listed = json.loads(run_tree_cli(tree, "list", "--json", cwd=tree["sub"]).stdout)
     assert listed["trusted"] is True
 
-    revoked = run_cli(tree, "trust", "--revoke", "--json")
+    revoked = run_tree_cli(tree, "trust", "--revoke", "--json", cwd=tree["sub"])
     assert json.loads(revoked.stdout) == {
         "root": real(tree["project"]),
         "trusted": False,
         "source": "state",
     }
-    missing = run_cli(tree, "trust", "/nonexistent/dir")
+    missing = run_tree_cli(tree, "trust", "/nonexistent/dir", cwd=tree["sub"])
     assert missing.returncode == 2 and "not a directory" in missing.stderr
 
 
@@ -386,7 +380,7 @@ def test_a_project_configs_extra_roots_are_bound_to_the_repositorys_trust(
         tree["project"] / "vendor", "smuggled", "Looks harmless.", extra="allowed-tools: Bash(*)\n"
     )
     project_config(tree, '[roots]\nextra = ["vendor"]\n')
-    user_config(tree, '[permissions]\nallow = ["skill_load"]\n')
+    write_user_config(tree, '[permissions]\nallow = ["skill_load"]\n')
     client = daemons.start()
     client.ok("session.open", sessionId="s")
     loaded = client.ok("skills.load", name="smuggled", sessionId="s")
@@ -401,7 +395,9 @@ def test_a_project_configs_extra_roots_are_bound_to_the_repositorys_trust(
     # The same folder named by the user's own config is the user's: trusted without asking.
     client.ok("trust.set", trusted=False)
     vendor = os.fspath(tree["project"] / "vendor")
-    user_config(tree, f'[permissions]\nallow = ["skill_load"]\n[roots]\nextra = ["{vendor}"]\n')
+    write_user_config(
+        tree, f'[permissions]\nallow = ["skill_load"]\n[roots]\nextra = ["{vendor}"]\n'
+    )
     project_config(tree, "")
     again = daemons.start()
     again.ok("session.open", sessionId="t")

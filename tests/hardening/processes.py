@@ -2,8 +2,8 @@
 memory, and (as root) a daemon running as an unprivileged user, where permissions and per-user
 kernel limits apply for real.
 
-Builds on `tests.daemon.daemon_harness` (spawning, stopping, reading lines) and
-`tests.daemon.skill_tree` (the project tree and its isolated environment).
+Builds on `tests.support.daemons` (spawning, stopping, reading lines) and
+`tests.support.skill_tree` (the project tree and its isolated environment).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tests.daemon import daemon_harness as h
+from tests.support import daemons as h
 
 __all__ = [
     "ConfinedDaemon",

@@ -23,6 +23,8 @@ from skillsd.core.skillfile import ParsedSkillFile, parse_skill_bytes, read_skil
 from skillsd.core.validation import KNOWN_FIELDS, validate_fields
 from tests.hardening.fuzzing import DOCUMENTED_CODES, bounded, fuzz_settings
 
+pytestmark = pytest.mark.slow  # hundreds of generated cases per test: seconds each
+
 LOCATE_CODES = {
     "frontmatter.missing",
     "frontmatter.unclosed",
@@ -240,7 +242,6 @@ def alias_bombs(draw: st.DrawFn) -> tuple[str, int]:
     return "\n".join(lines), total
 
 
-@pytest.mark.slow
 @fuzz_settings(120)
 @given(alias_bombs())
 def test_alias_expansion_is_bounded(bomb: tuple[str, int]) -> None:
@@ -289,7 +290,6 @@ _VALUES: st.SearchStrategy[Any] = st.recursive(
 )
 
 
-@pytest.mark.slow
 @fuzz_settings(300)
 @given(
     st.dictionaries(st.one_of(_KEYS, st.text(max_size=8)), _VALUES, max_size=8),

@@ -31,11 +31,14 @@ from skillsd.jsonrpc.endpoint import Connection, Router
 from skillsd.runtime.catalog_cache import CatalogCache
 from skillsd.runtime.services import Services
 from skillsd_protocol import KIND_CODES, METHODS
-from tests.daemon.daemon_harness import StdioDaemon, request
-from tests.daemon.skill_tree import daemon_env, make_project
-from tests.daemon.test_endpoint import FakeChannel
-from tests.daemon.test_jsonrpc_vectors import same
 from tests.hardening.fuzzing import fuzz_settings
+from tests.support.daemons import StdioDaemon, request
+from tests.support.env import daemon_env
+from tests.support.fake_channel import FakeChannel
+from tests.support.json_equality import same
+from tests.support.skill_tree import make_project
+
+pytestmark = pytest.mark.slow  # hundreds of generated cases per test: seconds each
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 INTERNAL_ERROR, CANCELLED = -32603, -32800

@@ -12,6 +12,7 @@ import contextlib
 import re
 import string
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -25,6 +26,8 @@ from skillsd.core.permissions import (
 )
 from skillsd.core.validation import split_allowed_tools
 from tests.hardening.fuzzing import bounded, fuzz_settings
+
+pytestmark = pytest.mark.slow  # hundreds of generated cases per test: seconds each
 
 # -- strategies ----------------------------------------------------------------------------------
 

@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from tests.daemon.daemon_harness import StdioDaemon, request
-from tests.daemon.skill_tree import daemon_env, write_skill
-from tests.daemon.test_skill_methods import Client
+from tests.support.client import Client
+from tests.support.daemons import StdioDaemon, request
+from tests.support.env import daemon_env
+from tests.support.skill_tree import write_skill
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 #: Generous: each of these hung forever (or took minutes) before.
 DEADLINE = 20.0

@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 
 from skillsd.core import limits
-from tests.core.test_frontmatter import BILLION_LAUGHS
-from tests.daemon import daemon_harness as h
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
-from tests.daemon.test_skill_methods import Client
+from tests.support import daemons as h
+from tests.support.client import Client
+from tests.support.env import daemon_env
+from tests.support.hostile_yaml import BILLION_LAUGHS
+from tests.support.skill_tree import make_project, write_skill
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.slow, pytest.mark.process]
 
 SECRET = "top secret"
 ALLOW_LOADS = '[permissions]\nallow = ["skill_load"]\n'

@@ -37,8 +37,6 @@ from skillsd.core.catalog import list_result
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
 from skillsd.core.effective_config import ConfigSource
-from tests.daemon import daemon_harness as h
-from tests.daemon.skill_tree import daemon_env, make_project, write_skill
 from tests.hardening.fuzzing import LONG
 from tests.hardening.processes import (
     RssSampler,
@@ -47,6 +45,9 @@ from tests.hardening.processes import (
     short_tempdir,
     socket_daemon,
 )
+from tests.support import daemons as h
+from tests.support.env import daemon_env
+from tests.support.skill_tree import make_project, write_skill
 
 SECONDS = float(os.environ.get("SKILLSD_SOAK_SECONDS", "120")) if LONG else 4.0
 CLIENTS = int(os.environ.get("SKILLSD_SOAK_CLIENTS", "16")) if LONG else 8

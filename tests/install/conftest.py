@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.install.helpers import Origin, git, isolated_env, make_origin, write_skill
+from tests.install.helpers import Origin, git, make_origin, write_skill
+from tests.support.env import git_user_env
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    return isolated_env(tmp_path)
+    return git_user_env(tmp_path)
 
 
 @pytest.fixture

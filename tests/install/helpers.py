@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,42 +73,8 @@ def make_origin(root: Path, env: Mapping[str, str]) -> Origin:
     return Origin(work, bare, env)
 
 
-def isolated_env(tmp: Path) -> dict[str, str]:
-    """HOME, state, config and git's global config inside ``tmp``."""
-    home = tmp / "home"
-    home.mkdir(exist_ok=True)
-    gitconfig = tmp / "gitconfig"
-    if not gitconfig.exists():
-        gitconfig.write_text(
-            "[user]\n\tname = Test\n\temail = test@example.test\n[init]\n\tdefaultBranch = main\n"
-        )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLSD_", "XDG_", "GIT_"))}
-    env.update(
-        HOME=str(home),
-        XDG_STATE_HOME=str(tmp / "state"),
-        XDG_CONFIG_HOME=str(tmp / "xdg-config"),
-        GIT_CONFIG_GLOBAL=str(gitconfig),
-        GIT_CONFIG_NOSYSTEM="1",
-    )
-    return env
-
-
 def context(cwd: Path, env: Mapping[str, str], **kw: object) -> InstallContext:
     return InstallContext(cwd=str(cwd), env=env, home=env["HOME"], **kw)  # type: ignore[arg-type]
-
-
-def run_cli(
-    *args: str, cwd: Path, env: Mapping[str, str], timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillsd", *args],
-        cwd=cwd,
-        env=dict(env),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def tree_state(root: Path) -> dict[str, str]:

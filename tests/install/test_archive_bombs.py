@@ -335,9 +335,10 @@ def test_ordinary_tars_still_extract(tmp_path: Path, compression: str, fmt: int)
 
 @pytest.mark.process
 def test_a_git_archive_still_extracts(tmp_path: Path) -> None:
-    from tests.install.helpers import isolated_env, make_origin, write_skill
+    from tests.install.helpers import make_origin, write_skill
+    from tests.support.env import git_user_env
 
-    env = isolated_env(tmp_path)
+    env = git_user_env(tmp_path)
     origin = make_origin(tmp_path / "src", env)
     write_skill(origin.work / "skills" / "alpha", **{"notes/" + "n" * 150 + ".md": "long"})
     origin.commit("v1")

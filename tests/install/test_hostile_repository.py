@@ -21,15 +21,8 @@ from skillsd.installing import install, installed, restore, update
 from skillsd.installing.lock_store import target_for
 from skillsd_protocol.errors import PathNotAllowedData
 from skillsd_protocol.install import InstalledParams, InstallParams, RestoreParams, UpdateParams
-from tests.install.helpers import (
-    Origin,
-    context,
-    git,
-    run_cli,
-    skill_text,
-    tree_state,
-    write_skill,
-)
+from tests.install.helpers import Origin, context, git, skill_text, tree_state, write_skill
+from tests.support.cli import run_cli
 
 
 def _lock(project: Path, **entries: LockEntry) -> None:

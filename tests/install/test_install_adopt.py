@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.install.helpers import run_cli, skill_text, write_skill
+from tests.install.helpers import skill_text, write_skill
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.process
 

@@ -16,7 +16,8 @@ import pytest
 
 from skillsd.installing import install
 from skillsd_protocol.install import InstallParams
-from tests.install.helpers import Origin, context, make_origin, run_cli, skill_text, write_skill
+from tests.install.helpers import Origin, context, make_origin, skill_text, write_skill
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.process
 

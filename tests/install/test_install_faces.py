@@ -15,9 +15,10 @@ from skillsd.installing import install
 from skillsd_protocol.errors import ErrorCode
 from skillsd_protocol.install import InstalledResult, InstallParams, InstallResult, UpdateResult
 from tests.corpora import CORPORA, needs_corpora
-from tests.daemon.in_process import InProcessDaemon
-from tests.daemon.test_skill_methods import Client
-from tests.install.helpers import Origin, context, git, run_cli, skill_text, write_skill
+from tests.install.helpers import Origin, context, git, skill_text, write_skill
+from tests.support.cli import run_cli
+from tests.support.client import Client
+from tests.support.in_process import InProcessDaemon
 
 pytestmark = pytest.mark.process
 

@@ -20,7 +20,8 @@ from skillsd_protocol.install import (
     RestoreParams,
     UpdateParams,
 )
-from tests.install.helpers import Origin, context, git, run_cli, skill_text, write_skill
+from tests.install.helpers import Origin, context, git, skill_text, write_skill
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.process
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.install.helpers import Origin, run_cli
+from tests.install.helpers import Origin
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.process
 

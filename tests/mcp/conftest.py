@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.host_project import copy_host_project
+from tests.support.mcp_http import TOKEN
 
 
 @pytest.fixture
@@ -20,17 +21,6 @@ def tree(tmp_path: Path) -> dict[str, Path]:
     assets.mkdir()
     (assets / "logo.bin").write_bytes(bytes(range(256)))
     return {"tmp": tmp_path, "project": project, "home": tmp_path / "home"}
-
-
-#: The bearer token the HTTP tests' servers require (``$SKILLSD_MCP_TOKEN``).
-TOKEN = "test-token-" + "x" * 32
-
-
-def http_env(tree: dict[str, Path]) -> dict[str, str]:
-    """The tree's environment with the HTTP server's token set."""
-    from tests.daemon.skill_tree import daemon_env
-
-    return {**daemon_env(tree), "SKILLSD_MCP_TOKEN": TOKEN}
 
 
 def authorized() -> Any:

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from tests.mcp.test_http_security import server
+from tests.support.mcp_http import server
 
 pytestmark = [pytest.mark.slow, pytest.mark.process, pytest.mark.xdist_group("serial")]
 

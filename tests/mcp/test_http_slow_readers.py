@@ -13,9 +13,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.daemon.skill_tree import write_skill
-from tests.mcp.conftest import TOKEN, http_env
-from tests.mcp.test_http_security import ACCEPT, _result, open_session, server
+from tests.support.mcp_http import ACCEPT, TOKEN, http_env, json_reply, open_session, server
+from tests.support.skill_tree import write_skill
 
 pytestmark = [pytest.mark.slow, pytest.mark.process, pytest.mark.xdist_group("serial")]
 
@@ -101,7 +100,7 @@ def test_clients_that_never_read_hold_no_slot(tree: dict[str, Path], era: str) -
             )
             latency = time.monotonic() - started
             assert listed.status_code == 200
-            assert "skill_search" in json.dumps(_result(listed)["result"])
+            assert "skill_search" in json.dumps(json_reply(listed)["result"])
             assert latency < DEADLINE + 10, latency  # about the deadline, unloaded
             # Past the deadline every stalled reply is dropped, not kept for later: its
             # connection ends before the whole reply (over 8 MiB) has come.
@@ -162,6 +161,8 @@ def test_clients_that_never_finish_their_body_hold_no_slot(tree: dict[str, Path]
             conn.sendall(head.encode())  # 1 byte of the 100 promised, and no more
             stalled.append(conn)
         try:
+            # The stalled bodies reach the server before the request that must not wait for
+            # them (nothing tells a client its bytes were read; this gives them time to be).
             time.sleep(0.5)
             started = time.monotonic()
             listed = httpx2.post(

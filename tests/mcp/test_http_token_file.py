@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.conftest import TOKEN, http_env
-from tests.mcp.test_http_security import INIT, post, server
-from tests.mcp.test_mcp_bridge import free_port
+from tests.support.daemons import free_port
+from tests.support.mcp_http import INIT, TOKEN, http_env, post, server
 
 pytestmark = pytest.mark.process
 

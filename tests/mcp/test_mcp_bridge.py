@@ -11,8 +11,6 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,48 +23,14 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
-from tests.daemon.skill_tree import daemon_env, write_skill
-from tests.mcp.conftest import authorized, http_env
+from tests.mcp.conftest import authorized
+from tests.support.daemons import free_port
+from tests.support.env import daemon_env
+from tests.support.mcp_http import http_env
+from tests.support.mcp_stdio import connect, request, run
+from tests.support.skill_tree import write_skill
 
 pytestmark = pytest.mark.process
-
-DEADLINE = 60
-
-
-@asynccontextmanager
-async def connect(
-    tree: dict[str, Path], on_note: Callable[[Any], None] | None = None
-) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "skillsd", "mcp"],
-        cwd=os.fspath(tree["project"]),
-        env=daemon_env(tree),
-    )
-
-    async def handler(message: Any) -> None:
-        if on_note is not None and not isinstance(message, Exception):
-            on_note(message)
-
-    async with (
-        stdio_client(params) as (read, write),
-        ClientSession(read, write, message_handler=handler) as session,
-    ):
-        yield session
-
-
-def run(body: Callable[[], Any]) -> None:
-    async def main() -> None:
-        with anyio.fail_after(DEADLINE):
-            await body()
-
-    anyio.run(main)
-
-
-async def request(session: ClientSession, method: str, params: dict[str, Any]) -> Any:
-    return await session.send_request(
-        types.Request[dict[str, Any], str](method=method, params=params), TypeAdapter(dict)
-    )
 
 
 def test_initialize_advertises_the_skills_extension_and_tools_work(tree: dict[str, Path]) -> None:
@@ -200,13 +164,6 @@ def test_an_edit_on_disk_sends_list_changed(tree: dict[str, Path]) -> None:
             assert "skill://brand-new/SKILL.md" in uris
 
     run(body)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def test_streamable_http_serves_the_same(tree: dict[str, Path]) -> None:

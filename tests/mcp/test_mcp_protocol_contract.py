@@ -17,8 +17,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
-from tests.daemon.skill_tree import daemon_env
-from tests.mcp.test_mcp_bridge import run
+from tests.support.env import daemon_env
+from tests.support.mcp_stdio import run
 
 pytestmark = pytest.mark.process
 

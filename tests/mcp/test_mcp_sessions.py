@@ -23,9 +23,12 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
-from tests.daemon.skill_tree import daemon_env, write_skill
-from tests.mcp.conftest import authorized, http_env
-from tests.mcp.test_mcp_bridge import connect, free_port, request, run
+from tests.mcp.conftest import authorized
+from tests.support.daemons import free_port
+from tests.support.env import daemon_env
+from tests.support.mcp_http import http_env
+from tests.support.mcp_stdio import connect, request, run
+from tests.support.skill_tree import write_skill
 
 pytestmark = pytest.mark.process
 

@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.mcp.conftest import TOKEN
-from tests.mcp.test_http_security import INIT, _result, open_session, post, server
+from tests.support.mcp_http import INIT, TOKEN, json_reply, open_session, post, server
 
 pytestmark = pytest.mark.process
 
@@ -112,7 +111,7 @@ def test_a_change_on_disk_reaches_the_get_stream_and_no_other_reply(
                 **{"Mcp-Session-Id": session},
             )
             assert listed.headers["content-type"] == "application/json"
-            assert _result(listed)["id"] == 3
+            assert json_reply(listed)["id"] == 3
         finally:
             stream.close()
 

@@ -15,8 +15,8 @@ from typing import IO, Any
 
 import pytest
 
-from tests.daemon.skill_tree import daemon_env
 from tests.hang_guard import within
+from tests.support.env import daemon_env
 
 pytestmark = pytest.mark.process
 

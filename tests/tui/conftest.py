@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon.daemon_harness import daemon_pids, kill_pid
+from tests.support.daemons import daemon_pids, kill_pid
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ from textual.widgets import Input, Static
 from skillsd.tui import SkillsApp
 from skillsd.tui.command_palette import CommandPalette
 from skillsd_client import AsyncClient
-from tests.daemon.skill_tree import daemon_env
 from tests.fixtures.host_project import copy_host_project
-from tests.tui.test_picker import rows, started, sync, until
+from tests.support.env import daemon_env
+from tests.support.picker import rows, started, sync, until
 
 pytestmark = pytest.mark.process
 

@@ -16,8 +16,9 @@ from skillsd.tui import SkillsApp
 from skillsd.tui.installed import InstalledScreen
 from skillsd_client import AsyncClient
 from skillsd_protocol.install import InstallParams
-from tests.daemon.skill_tree import daemon_env, make_project
-from tests.tui.test_picker import started, sync, until
+from tests.support.env import daemon_env
+from tests.support.picker import started, sync, until
+from tests.support.skill_tree import make_project
 
 pytestmark = pytest.mark.process
 

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
-
-from tests.daemon.daemon_harness import env
 
 
 def write_skill(
@@ -57,31 +53,6 @@ def make_project(tmp: Path) -> dict[str, Path]:
     return {"project": project, "skills": skills, "pdf": pdf, "home": home, "sub": sub, "tmp": tmp}
 
 
-def daemon_env(tree: dict[str, Path], **extra: str) -> dict[str, str]:
-    """An environment isolating HOME, config and state inside the test's tree."""
-    tmp = tree["tmp"]
-    result = env(
-        HOME=os.fspath(tree["home"]),
-        SKILLSD_CONFIG=os.fspath(tmp / "config.toml"),
-        XDG_STATE_HOME=os.fspath(tmp / "state"),
-        XDG_CONFIG_HOME=os.fspath(tmp / "xdg-config"),
-        **extra,
-    )
-    for var in ("SKILLSD_ROOT", "AGENT_SKILLS_PATH"):
-        result.pop(var, None)
-    return result
-
-
-def run_cli(
-    tree: dict[str, Path], *args: str, cwd: Path | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    """``skillsd ARGS`` as a user runs it: a subprocess in ``cwd`` (default: the project) with
-    the tree's isolated environment, output captured as text."""
-    return subprocess.run(
-        [sys.executable, "-m", "skillsd", *args],
-        cwd=cwd or tree["project"],
-        env=daemon_env(tree),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+def write_user_config(tree: dict[str, Path], text: str) -> None:
+    """The user config of a test tree (``SKILLSD_CONFIG`` of ``daemon_env``)."""
+    (tree["tmp"] / "config.toml").write_text(text, encoding="utf-8")

@@ -4,7 +4,7 @@ runtime on an event loop of its own thread, spoken to over a pair of pipes exact
 cost of a new interpreter per test.
 
 Tests of what a process promises (stdio, sockets, signals, exit codes, stderr) keep spawning
-one (``daemon_harness.StdioDaemon``).
+one (``tests.support.daemons.StdioDaemon``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from skillsd.daemon.app import build_router
 from skillsd.jsonrpc.channel import StreamChannel
 from skillsd.jsonrpc.endpoint import Connection
 from skillsd.runtime.services import Services
-from tests.daemon.daemon_harness import TIMEOUT, LineReader, request
+from tests.support.daemons import TIMEOUT, LineReader, request
 
 
 @contextlib.contextmanager

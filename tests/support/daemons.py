@@ -18,7 +18,7 @@ from typing import IO, Any
 
 TIMEOUT = 10.0
 #: The ``_test.*`` methods a daemon loads when ``SKILLSD_TEST_HOOKS`` names this file.
-HOOK_METHODS = os.fspath(Path(__file__).with_name("hook_methods.py"))
+HOOK_METHODS = os.fspath(Path(__file__).parents[1] / "daemon" / "hook_methods.py")
 
 
 def env(runtime_dir: Path | None = None, **extra: str) -> dict[str, str]:
@@ -282,3 +282,10 @@ def daemon_pids(socket_path: Path) -> list[int]:
         if b"serve" in argv and target in argv and pid_alive(int(entry)):
             found.append(int(entry))
     return found
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
