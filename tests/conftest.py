@@ -19,6 +19,7 @@ import pytest
 
 from tests.support.client import Client
 from tests.support.env import daemon_env
+from tests.support.hooks import hook_daemon_env
 from tests.support.in_process import InProcessDaemon
 from tests.support.skill_tree import make_project
 
@@ -101,3 +102,10 @@ def client(tree: dict[str, Path]) -> Iterator[Client]:
         yield Client(daemon, tree["project"])
     finally:
         daemon.kill()
+
+
+@pytest.fixture
+def hook_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The examples' environment for ``skillsd hook``, whose shared daemon is killed after."""
+    with hook_daemon_env(tmp_path) as env:
+        yield env

@@ -4,7 +4,6 @@ on real trees: the CLI and the hook as a user's agent runs them, the method over
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +12,11 @@ import pytest
 
 from tests.support.cli import run_tree_cli
 from tests.support.client import Client
-from tests.support.daemons import daemon_pids, kill_pid
 from tests.support.env import example_user_env
+from tests.support.hooks import EXAMPLE, run_hook
 from tests.support.skill_tree import write_skill
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "project"
 
 
 def test_suggest_ranks_activates_and_says_why(client: Client, tree: dict[str, Path]) -> None:
@@ -64,49 +62,25 @@ def test_the_cli_prints_score_activation_and_reasons(tree: dict[str, Path]) -> N
     assert out.stdout.rstrip().endswith("threshold 0.40 (config suggest.threshold)")
 
 
-@pytest.fixture
-def shared(tmp_path: Path) -> dict[str, str]:
-    """The examples' environment with a short runtime dir for the shared daemon the hook
-    starts (killed after)."""
-    runtime = Path("/tmp") / f"sdh-{os.getpid()}-{tmp_path.name[-6:]}"
-    runtime.mkdir(mode=0o700)
-    env = {**example_user_env(tmp_path), "SKILLSD_RUNTIME_DIR": str(runtime)}
-    yield env
-    for pid in daemon_pids(runtime / "skillsd.sock"):
-        kill_pid(pid)
-
-
-def _hook(agent: str, stdin: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "skillsd", "hook", agent],
-        input=stdin,
-        cwd=EXAMPLE,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
 @pytest.mark.process
-def test_the_hook_adds_context_only_when_a_skill_activates(shared: dict[str, str]) -> None:
+def test_the_hook_adds_context_only_when_a_skill_activates(hook_env: dict[str, str]) -> None:
     event = {
         "session_id": "abc",
         "cwd": str(EXAMPLE),
         "hook_event_name": "UserPromptSubmit",
         "prompt": "draft the release notes for v2.1",
     }
-    done = _hook("claude-code", json.dumps(event), shared)
+    done = run_hook("claude-code", json.dumps(event), hook_env)
     assert done.returncode == 0, done.stderr
     output = json.loads(done.stdout)["hookSpecificOutput"]
     assert output["hookEventName"] == "UserPromptSubmit"
     assert "- release-notes (" in output["additionalContext"]
-    gemini = _hook("gemini", json.dumps({**event, "hook_event_name": "BeforeAgent"}), shared)
+    gemini = run_hook("gemini", json.dumps({**event, "hook_event_name": "BeforeAgent"}), hook_env)
     assert json.loads(gemini.stdout)["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
-    quiet = _hook("codex", json.dumps({**event, "prompt": "what time is it in Tokyo"}), shared)
+    quiet = run_hook("codex", json.dumps({**event, "prompt": "what time is it in Tokyo"}), hook_env)
     assert quiet.returncode == 0 and quiet.stdout == ""
     # Nothing can fail the user's prompt: bad input is a line on stderr and exit 0.
-    broken = _hook("claude-code", "not json", shared)
+    broken = run_hook("claude-code", "not json", hook_env)
     assert broken.returncode == 0 and broken.stdout == "" and "skillsd hook:" in broken.stderr
 
 

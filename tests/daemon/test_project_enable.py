@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
-from tests.daemon.daemon_harness import StdioDaemon
-from tests.daemon.skill_tree import daemon_env, make_project, run_cli
-from tests.daemon.test_skill_methods import Client
-from tests.mcp.test_native_stdio import INIT, Server
+from tests.support.cli import run_tree_cli as run_cli
+from tests.support.client import Client
+from tests.support.daemons import StdioDaemon
+from tests.support.env import daemon_env
+from tests.support.mcp_pipes import INIT, Server
+from tests.support.skill_tree import make_project
 
 pytestmark = pytest.mark.process
 

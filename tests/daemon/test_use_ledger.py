@@ -18,11 +18,13 @@ from typing import Any
 import pytest
 
 from skillsd.core.claude_transcripts import project_folder
-from tests.daemon.daemon_harness import StdioDaemon
-from tests.daemon.skill_tree import daemon_env, make_project, run_cli
-from tests.daemon.test_skill_methods import Client
-from tests.mcp.test_native_stdio import INIT, Server
-from tests.test_suggest import EXAMPLE, _hook, shared  # noqa: F401 - `shared` is a fixture
+from tests.support.cli import run_tree_cli as run_cli
+from tests.support.client import Client
+from tests.support.daemons import StdioDaemon
+from tests.support.env import daemon_env
+from tests.support.hooks import EXAMPLE, run_hook
+from tests.support.mcp_pipes import INIT, Server
+from tests.support.skill_tree import make_project
 
 pytestmark = pytest.mark.process
 
@@ -297,17 +299,17 @@ def test_claude_codes_transcripts_are_read_only_when_the_user_allows_it(
 
 
 def test_the_hooks_suggestions_are_counted_under_their_agent(
-    shared: dict[str, str],  # noqa: F811 - the fixture imported above
+    hook_env: dict[str, str],
 ) -> None:
     event = {"session_id": "abc", "cwd": str(EXAMPLE), "prompt": "draft the release notes for v2.1"}
-    # The first hook starts the shared daemon (through the client), the next one finds it.
+    # The first hook starts the hook_env daemon (through the client), the next one finds it.
     for agent in ("claude-code", "gemini"):
-        done = _hook(agent, json.dumps(event), shared)
+        done = run_hook(agent, json.dumps(event), hook_env)
         assert done.returncode == 0 and "release-notes" in done.stdout, done.stderr
     usage = subprocess.run(
         [sys.executable, "-m", "skillsd", "usage", "--json"],
         cwd=EXAMPLE,
-        env=shared,
+        env=hook_env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -315,7 +317,7 @@ def test_the_hooks_suggestions_are_counted_under_their_agent(
     assert usage.returncode == 0, usage.stderr
     [row] = [r for r in json.loads(usage.stdout)["ignored"] if r["name"] == "release-notes"]
     assert (row["suggested"], row["activated"], row["ignored"]) == (2, 2, 2)
-    folder = Path(shared["XDG_STATE_HOME"]) / "skillsd" / "ledger"
+    folder = Path(hook_env["XDG_STATE_HOME"]) / "skillsd" / "ledger"
     lines = [json.loads(x) for x in (folder / "usage.jsonl").read_text().splitlines()]
     activations = [x["client"] for x in lines if x["kind"] == "activation"]
     assert activations == ["claude-code", "gemini"]

@@ -28,7 +28,7 @@ from skillsd_protocol.messages import (
     ToolsCallResult,
     TrustSetParams,
 )
-from tests.daemon.in_process import environment
+from tests.support.in_process import environment
 
 
 class _Peer:
