@@ -1,5 +1,5 @@
-"""The operations layer (skillsd/operations.py): one entry per operation for every face, and
-file-reading operations that never hold the daemon's event loop.
+"""The runtime's use cases (skillsd/runtime/use_cases.py): one entry per request for every
+face, the CLI included, and file-reading steps that never hold the daemon's event loop.
 
 The parity tests run a real ``skillsd serve`` and real ``skillsd`` CLI processes on one tree and
 compare what they print; the blocking test makes opening one skill's files hang (as on a stalled
@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from skillsd import operations as ops
 from skillsd.cli import main as cli_main
+from skillsd.cli import validate as cli_validate
+from skillsd.runtime import use_cases
 from tests.daemon.daemon_harness import StdioDaemon, notification, request
 from tests.daemon.skill_tree import daemon_env, make_project, write_skill
 
@@ -149,29 +150,31 @@ def test_validate_judges_a_skill_file_the_same_way(daemon: Daemon, tree: dict[st
     assert daemon.ok("skills.validate", path=os.fspath(broken))["valid"] is False
 
 
-def test_every_cli_catalog_command_goes_through_its_operation(
+def test_every_cli_catalog_command_goes_through_its_use_case(
     tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """In-process: each command calls the operation the daemon calls, not a copy of it."""
+    """In-process: each command calls the use case the daemon calls, not a copy of it."""
     monkeypatch.chdir(tree["project"])
     for key, value in daemon_env(tree).items():
         monkeypatch.setenv(key, value)
     calls: list[str] = []
 
-    def spy(name: str) -> None:
-        real: Callable[..., Any] = getattr(ops, name)
+    def spy(module: Any, name: str) -> None:
+        real: Callable[..., Any] = getattr(module, name)
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             calls.append(name)
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(ops, name, wrapper)
+        monkeypatch.setattr(module, name, wrapper)
 
-    for name in ("list_skills", "search", "load", "prompt", "skill_file_verdict"):
-        spy(name)
+    for name in ("list_skills", "search", "suggest", "load", "prompt"):
+        spy(use_cases, name)
+    spy(cli_validate, "skill_file_verdict")
     commands = {
         "list_skills": ["list"],
         "search": ["search", "pdf"],
+        "suggest": ["suggest", "fill a pdf form"],
         "load": ["show", "pdf-forms"],
         "prompt": ["prompt"],
         "skill_file_verdict": ["validate", os.fspath(tree["pdf"])],

@@ -1,7 +1,8 @@
 """``skillsd list|search|show|prompt|schema``: the catalog for people and scripts.
 
-These commands run the daemon's operations (:mod:`skillsd.operations`) in this process, with no
-daemon: ``--json`` prints exactly the Struct the same method returns. The CLI acts for the user,
+These commands run the daemon's use cases (:mod:`skillsd.runtime.use_cases`) in this process
+(:mod:`skillsd.cli.in_process`), with no daemon: ``--json`` prints exactly the Struct the same
+method returns. The CLI acts for the user,
 so ``show`` is not gated by permissions (docs/permissions.md). Human output shows control
 characters in names, descriptions, paths and contents escaped (:func:`escape_controls`), never
 raw.
@@ -10,28 +11,30 @@ raw.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
 
-from skillsd import operations as ops
+from skillsd.cli.in_process import run_in_process, view_of
 from skillsd.cli.list_summary import list_summary
+from skillsd.core.catalog import Catalog
 from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import invocation_marks, slash_usage
-from skillsd.core.search import SearchIndex
 from skillsd.core.skill_scan import ScanSeverity
-from skillsd.core.state import StateStore, default_state_path
-from skillsd.core.suggest import SuggestIndex
+from skillsd.runtime import use_cases
+from skillsd.runtime.request_view import ref_from_text, resolve
 from skillsd.runtime.scan_marks import ScanMarks
+from skillsd.runtime.services import Services
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import (
     ListParams,
+    ListResult,
     LoadParams,
+    LoadResult,
     PromptBudget,
     PromptParams,
     RefParams,
@@ -142,29 +145,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=lambda args: _print(render_schema().rstrip("\n")))
 
 
-def catalog_view(args: argparse.Namespace) -> ops.OperationView:
-    """The catalog of ``--cwd`` (default: the process cwd) with ``--extra-root``s, as the user
-    sees it: their enable flags applied, nothing gated."""
-    cwd = os.path.realpath(args.cwd or os.getcwd())
-    if not os.path.isdir(cwd):
-        raise SkillsdError(f"--cwd {args.cwd}: not a directory", InvalidParamsData(field="cwd"))
-    # The user's enable flags, as the daemon applies them (an unreadable state file is
-    # reported by `skillsd doctor`; here it just means nothing is disabled).
-    state = StateStore(default_state_path())
-    view = ops.local_view(
-        cwd,
-        env=os.environ,
-        home=os.path.expanduser("~"),
-        extra_roots=args.extra_root,
-        disabled=state.disabled(),
-        trust_decisions=state.trust_decisions(),
-    )
-    # A config typo is ignored, but the user should hear of it wherever they are.
-    for path, warning in view.config.unknown_keys:
-        print(f"skillsd: warning: {one_line(path)}: {one_line(warning)}", file=sys.stderr)
-    return view
-
-
 def emit_json(value: Any) -> int:
     sys.stdout.buffer.write(msgspec.json.encode(value) + b"\n")
     return 0
@@ -200,8 +180,13 @@ def failing(fn: Any) -> Any:
 
 @failing
 def _list(args: argparse.Namespace) -> int:
-    view = catalog_view(args)
-    listing = ops.list_skills(view, ListParams(scope=args.scope, agent=args.agent))
+    async def body(svc: Services, caller: use_cases.Caller) -> tuple[ListResult, Catalog]:
+        listing = await use_cases.list_skills(
+            svc, ListParams(scope=args.scope, agent=args.agent), caller
+        )
+        return listing, (await view_of(svc, caller)).catalog
+
+    listing, catalog = run_in_process(args, body)
     if args.json:
         return emit_json(listing)
     skills = listing.skills
@@ -214,7 +199,7 @@ def _list(args: argparse.Namespace) -> int:
             scope = s.scope
             print(f"{scope}:")
         flags = "" if s.enabled else " [disabled]"
-        flags += f" [copy of {one_line(copied)}]" if (copied := _copied_name(view, s)) else ""
+        flags += f" [copy of {one_line(copied)}]" if (copied := _copied_name(catalog, s)) else ""
         flags += "".join(f" [{mark}]" for mark in invocation_marks(s))
         flags += f" [scan: {scanned[s.dir]}]" if s.dir in scanned else ""
         usage = slash_usage(s) if s.host is not None and s.host.argument_hint else None
@@ -229,7 +214,7 @@ def _list(args: argparse.Namespace) -> int:
         print(one_line(f"{diag.severity}: {diag.path}: {diag.message}"))
     if scanned:
         print("scan: `skillsd scan PATH` shows what it found in a skill")
-    print(one_line(list_summary(view.catalog, skills, scanned)))
+    print(one_line(list_summary(catalog, skills, scanned)))
     return 0
 
 
@@ -249,11 +234,8 @@ def scan_marks(skills: Sequence[SkillMetadata]) -> dict[str, ScanSeverity]:
 
 @failing
 def _suggest(args: argparse.Namespace) -> int:
-    view = catalog_view(args)
     params = SuggestParams(prompt=args.prompt, limit=args.limit, active_files=args.active_files)
-    meaning = semantic_stage(view)
-    similarity = meaning(params.prompt) if meaning is not None else None
-    result = ops.suggest(view, SuggestIndex(view.catalog.skills), params, similarity)
+    result = run_in_process(args, lambda svc, caller: use_cases.suggest(svc, params, caller))
     if args.json:
         return emit_json(result)
     if not result.suggestions:
@@ -285,25 +267,14 @@ def score_digits(scores: Sequence[float], threshold: float) -> int:
     return 17
 
 
-def semantic_stage(view: ops.OperationView) -> Callable[[str], Sequence[float]] | None:
-    """The suggestions' semantic stage over the view's skills, as the daemon runs it, when the
-    extra ``skillsd[semantic]`` is installed (else None: lexical only)."""
-    from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
-
-    if semantic_version() is None:
-        return None
-    return SemanticIndex(SemanticModel(), view.catalog.skills)
-
-
-def _copied_name(view: ops.OperationView, skill: Any) -> str | None:
+def _copied_name(catalog: Catalog, skill: SkillMetadata) -> str | None:
     """Where an identical copy's original is (its path), for the listing."""
-    original = view.catalog.get(skill.copy_of) if skill.copy_of else None
+    original = catalog.get(skill.copy_of) if skill.copy_of else None
     return original.dir if original is not None else None
 
 
 @failing
 def _search(args: argparse.Namespace) -> int:
-    view = catalog_view(args)
     # The user's own search shows the skills they disabled too, marked: a disabled skill
     # must not look deleted.
     params = SearchParams(
@@ -313,7 +284,7 @@ def _search(args: argparse.Namespace) -> int:
         tags=args.tags,
         include_disabled=True,
     )
-    result = ops.search(view, SearchIndex(view.catalog.skills), params)
+    result = run_in_process(args, lambda svc, caller: use_cases.search(svc, params, caller))
     if args.json:
         return emit_json(result)
     for n, hit in enumerate(result.results, 1):
@@ -329,17 +300,21 @@ def _search(args: argparse.Namespace) -> int:
 
 @failing
 def _show(args: argparse.Namespace) -> int:
-    view = catalog_view(args)
-    if args.path is not None or args.id is not None:
-        ref = RefParams(path=args.path, id=args.id)
-    elif args.ref is not None:
-        ref = ops.ref_from_text(view.catalog, args.ref)
-    else:
+    if args.path is None and args.id is None and args.ref is None:
         raise SkillsdError("name a skill: NAME, --path PATH or --id ID", InvalidParamsData())
-    # The user may look at a skill they disabled: say so, and how to turn it back on.
-    skill = ops.resolve(view.catalog, ref, include_disabled=True)
-    params = LoadParams(path=skill.path, format=args.format)
-    loaded = ops.load(view, params)
+
+    async def body(svc: Services, caller: use_cases.Caller) -> tuple[SkillMetadata, LoadResult]:
+        catalog = (await view_of(svc, caller)).catalog
+        if args.path is not None or args.id is not None:
+            ref = RefParams(path=args.path, id=args.id)
+        else:
+            ref = ref_from_text(catalog, args.ref)
+        # The user may look at a skill they disabled: say so, and how to turn it back on.
+        skill = resolve(catalog, ref, include_disabled=True)
+        params = LoadParams(path=skill.path, format=args.format)
+        return skill, await use_cases.load(svc, params, caller)
+
+    skill, loaded = run_in_process(args, body)
     if args.json:
         return emit_json(loaded)
     if not skill.enabled:
@@ -354,7 +329,6 @@ def disabled_note(name: str) -> str:
 
 @failing
 def _prompt(args: argparse.Namespace) -> int:
-    view = catalog_view(args)
     budget = None
     if args.tokens is not None or args.context_window is not None:
         budget = PromptBudget(
@@ -371,7 +345,7 @@ def _prompt(args: argparse.Namespace) -> int:
         max_description_chars=args.max_description_chars,
         agent=args.agent,
     )
-    result = ops.prompt(view, params)
+    result = run_in_process(args, lambda svc, caller: use_cases.prompt(svc, params, caller))
     if args.json:
         return emit_json(result)
     return _print(result.text)

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from functools import partial
 from typing import Any
 
 import msgspec
 
-from skillsd import operations as ops
-from skillsd.cli.catalog import catalog_view, one_line
+from skillsd.cli.catalog import one_line
+from skillsd.cli.in_process import run_in_process, view_of
 from skillsd.core.errors import SkillsdError
-from skillsd.core.state import StateStore, default_state_path
-from skillsd_protocol.messages import SetEnabledResult
+from skillsd.runtime import use_cases
+from skillsd.runtime.request_view import ref_from_text, resolve
+from skillsd.runtime.services import Services
+from skillsd_protocol import SkillMetadata
+from skillsd_protocol.messages import SetEnabledParams, SetEnabledResult
 
 __all__ = ["register"]
 
@@ -43,16 +47,22 @@ def register(subparsers: Any) -> None:
         p.set_defaults(func=_run, enabled=enabled)
 
 
+async def _set(text: str, enabled: bool, svc: Services, caller: use_cases.Caller) -> SkillMetadata:
+    """The skill ``text`` names (disabled ones too), as it was before the flag was saved."""
+    catalog = (await view_of(svc, caller)).catalog
+    skill = resolve(catalog, ref_from_text(catalog, text), include_disabled=True)
+    params = SetEnabledParams(path=skill.path, enabled=enabled, persist="user")
+    await use_cases.set_enabled(svc, params, caller)
+    return skill
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
-        view = catalog_view(args)
-        ref = ops.ref_from_text(view.catalog, args.skill)
-        skill = ops.resolve(view.catalog, ref, include_disabled=True)
-        was = skill.enabled
-        ops.save_enabled(StateStore(default_state_path()), view.catalog, skill, args.enabled)
+        skill = run_in_process(args, partial(_set, args.skill, args.enabled))
     except SkillsdError as exc:
         print(f"skillsd {args.command}: {one_line(exc.message)}", file=sys.stderr)
         return FAILURE_STATUS
+    was = skill.enabled
     after = msgspec.structs.replace(skill, enabled=args.enabled)
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(SetEnabledResult(skill=after)) + b"\n")

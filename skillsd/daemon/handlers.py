@@ -1,5 +1,5 @@
 """The skill, session, policy and tool methods on JSON-RPC: each one decodes (the endpoint
-does, from the method table), calls its use case in :mod:`skillsd.runtime.requests`, and
+does, from the method table), calls its use case in :mod:`skillsd.runtime.use_cases`, and
 encodes. What is JSON-RPC's own stays here: which connection hears ``skills.changed``, which
 sessions a connection holds, and one encoding of a large answer per catalog."""
 
@@ -15,13 +15,11 @@ from typing import Any
 import msgspec
 
 from skillsd import __version__
-from skillsd import operations as ops
 from skillsd.core.model_tools import tool_definitions
 from skillsd.jsonrpc.endpoint import Connection, RequestContext, Router, open_connections
 from skillsd.jsonrpc.router import Encoded
-from skillsd.runtime import install_requests as irq
 from skillsd.runtime import process_status
-from skillsd.runtime import requests as rq
+from skillsd.runtime import use_cases as rq
 from skillsd.runtime.services import Services
 from skillsd_protocol.messages import (
     CommandsParams,
@@ -31,8 +29,6 @@ from skillsd_protocol.messages import (
     SessionOpenResult,
     ToolsListParams,
     ToolsListResult,
-    ValidateParams,
-    ValidateResult,
 )
 
 
@@ -45,7 +41,6 @@ def register(router: Router, services: Services) -> None:
     router.add("skills.commands", partial(_commands, services))
     router.add("session.open", partial(_session_open, services))
     router.add("tools.list", _tools_list, mode="inline")
-    router.add("skills.validate", _validate, mode="thread")
     router.add("daemon.status", partial(_status, services))
     router.emits("skills.changed")
 
@@ -139,10 +134,6 @@ async def _status(svc: Services, params: Params, ctx: RequestContext) -> DaemonS
     )
 
 
-def _validate(params: ValidateParams, ctx: RequestContext) -> ValidateResult:
-    return ops.validate(params)
-
-
 _WITH_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "skills.list": rq.list_skills,
     "skills.search": rq.search,
@@ -158,12 +149,12 @@ _WITH_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "tools.call": rq.tools_call,
     "agents.list": rq.agents_list,
     "agents.get": rq.agents_get,
-    "skills.install": irq.install_skills,
-    "skills.installed": irq.installed_skills,
-    "skills.update": irq.update_skills,
-    "skills.remove": irq.remove_skill,
-    "skills.restore": irq.restore_skills,
-    "skills.scan": irq.scan_skills,
+    "skills.install": rq.install_skills,
+    "skills.installed": rq.installed_skills,
+    "skills.update": rq.update_skills,
+    "skills.remove": rq.remove_skill,
+    "skills.restore": rq.restore_skills,
+    "skills.scan": rq.scan_skills,
 }
 
 _WITHOUT_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
@@ -173,6 +164,7 @@ _WITHOUT_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "permissions.remember": rq.remember,
     "trust.get": rq.trust_get,
     "trust.set": rq.trust_set,
+    "skills.validate": rq.validate,
 }
 
 __all__ = ["register"]

@@ -29,11 +29,12 @@ import msgspec
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
+from skillsd.core.host_fields import model_may_see
 from skillsd.core.model_tools import tool_definitions
 from skillsd.mcp_bridge import mcp_results as mr
 from skillsd.mcp_bridge.exchange import ClientRefused, Exchange, Peer
 from skillsd.mcp_bridge.skill_uris import TEMPLATES, SkillUris
-from skillsd.runtime import requests as rq
+from skillsd.runtime import use_cases as rq
 from skillsd.runtime.file_ops import RequestCancelled
 from skillsd.runtime.services import Services, View
 from skillsd_protocol import KIND_CODES, SkillMetadata
@@ -189,11 +190,9 @@ class NativeSkills:
             for r in roots
         ):
             return None  # no roots answer: the process's cwd it is
-        for root in roots:
-            path = unquote(root["uri"][len("file://") :])
-            if os.path.isdir(path):
-                return os.path.realpath(path)
-        return None
+        paths = [unquote(root["uri"][len("file://") :]) for root in roots]
+        # Probing folders waits on the filesystem: never on the loop.
+        return await asyncio.to_thread(_first_folder, paths)
 
     async def _view(self, client: _Client) -> View:
         """What the client sees, for the listings this face renders itself."""
@@ -203,7 +202,7 @@ class NativeSkills:
     async def _visible(self, ex: Exchange) -> tuple[_Client, list[SkillMetadata], SkillUris]:
         client = await self._connection(ex)
         view = await self._view(client)
-        skills = [s for s in view.catalog.skills if s.enabled and s.invocation.model]
+        skills = [s for s in view.catalog.skills if model_may_see(s)]
         return client, skills, SkillUris(view.catalog.skills)
 
     # -- change notifications (catalog cache -> the client) ----------------------------------
@@ -399,3 +398,11 @@ class NativeSkills:
             self.services, client.cwd, client.session_id, target.skill, self._caller
         )
         return self._with_result_type(ex, mr.directory_listing(uri, target, files, uris))
+
+
+def _first_folder(paths: list[str]) -> str | None:
+    """The real path of the first of ``paths`` that is a folder (a client's first root)."""
+    for path in paths:
+        if os.path.isdir(path):
+            return os.path.realpath(path)
+    return None

@@ -3,7 +3,7 @@ trust, search indexes, file-operation slots.
 
 "What does this request see" (cwd, session, extra roots, per-session enable flags, the policy
 of the catalog's config) is decided here, in exactly one place: :meth:`Services.view` gives the
-:class:`~skillsd.operations.OperationView` a use case passes to its operation.
+:class:`~skillsd.runtime.request_view.RequestView` a use case passes to its operation.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from skillsd.core.sessions import Session, SessionStore
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.suggest import SuggestIndex
 from skillsd.core.trust import TrustState, resolve_trust
-from skillsd.operations import OperationView
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
 from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
 from skillsd.runtime.file_ops import FileOps
+from skillsd.runtime.request_view import RequestView
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 class View:
     """What one request's operation sees, with the cache entry its catalog came from."""
 
-    seen: OperationView
+    seen: RequestView
     entry: CachedCatalog
 
     @property
@@ -70,6 +70,8 @@ class Services:
     #: The suggestions' semantic stage, made on first use when its extra is installed.
     semantic: SemanticModel | None = None
     semantic_checked: bool = False
+    #: False when the user acts directly (the CLI): no request is gated (docs/permissions.md).
+    gated: bool = True
 
     @classmethod
     def create(
@@ -79,14 +81,18 @@ class Services:
         env: Mapping[str, str] | None = None,
         watch: bool = True,
         state_path: str | None = None,
+        for_one_command: bool = False,
     ) -> Services:
+        """The services of a process. ``for_one_command``: one CLI command acting for the user
+        (no watching, each catalog built once, nothing gated)."""
         env = os.environ if env is None else env
         home = os.path.expanduser("~")
         state = StateStore(state_path or default_state_path())
         catalogs = CatalogCache(
             env=env,
             home=home,
-            watch=watch,
+            watch=watch and not for_one_command,
+            revalidate=not for_one_command,
             disabled=state.disabled,
             trust_decisions=state.trust_decisions,
         )
@@ -97,6 +103,7 @@ class Services:
             home=home,
             env=env,
             file_ops=FileOps.from_env(env),
+            gated=not for_one_command,
         )
 
     def session(self, session_id: str | None) -> Session | None:
@@ -173,10 +180,10 @@ class Services:
         )
         if session is not None and session.enabled_overrides:
             catalog = catalog.with_overrides(session.enabled_overrides)
-        seen = OperationView(
+        seen = RequestView(
             catalog,
             session,
-            check=partial(self.check, catalog.config, catalog.root),
+            check=partial(self.check, catalog.config, catalog.root) if self.gated else None,
             trust=self.trust_of(catalog.root),
             is_trusted=self.is_trusted,
         )
