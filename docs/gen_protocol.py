@@ -62,6 +62,11 @@ FIXED_STATUS = {
     "rssBytes": 31457280,
     "peakRssBytes": 33554432,
 }
+#: ``doctor.report`` values that depend on the machine.
+FIXED_DOCTOR: dict[str, Any] = {
+    "maxUserWatches": 65536,
+    "suggestStages": ["lexical", "semantic: not installed (pip install '.[semantic]')"],
+}
 SESSION = "chat-1"
 TIMEOUT = 15.0
 
@@ -171,9 +176,23 @@ SCRIPT: list[Step] = [
         "daemon.status",
         note="What `skillsd daemon status` prints (pid, times and memory are this machine's).",
     ),
-    Step("agents.list"),
-    Step("agents.get", {"name": "reviewer"}),
-    Step("agents.get", {"name": "reviewr"}, "An unknown agent: the error suggests close names."),
+    Step("personas.list"),
+    Step("personas.get", {"name": "reviewer"}),
+    Step(
+        "personas.get", {"name": "reviewr"}, "An unknown persona: the error suggests close names."
+    ),
+    Step("agents.list", note="The deprecated name of `personas.list`, kept for one release."),
+    Step("agents.get", {"name": "reviewer"}, "The deprecated name of `personas.get`."),
+    Step(
+        "doctor.report",
+        note="What `skillsd doctor --json` prints (the inotify limit and the suggestion stages "
+        "are this machine's).",
+    ),
+    Step(
+        "agents.matrix",
+        {"allAgents": True},
+        "What `skillsd doctor --agents --all --json` prints.",
+    ),
     Step("session.close", {"sessionId": SESSION}),
     Step("session.close", {"sessionId": SESSION}, "The session is gone now."),
     Step(
@@ -373,7 +392,14 @@ def _normalize(
         if isinstance(value, dict):
             if "uptimeSeconds" in value:
                 return {k: FIXED_STATUS.get(k, v) for k, v in value.items()}
-            return {k: FIXED_MTIME_MS if k == "mtimeMs" else fix(v) for k, v in value.items()}
+            return {
+                k: FIXED_MTIME_MS
+                if k == "mtimeMs"
+                else FIXED_DOCTOR[k]
+                if k in FIXED_DOCTOR
+                else fix(v)
+                for k, v in value.items()
+            }
         if isinstance(value, list):
             return [fix(v) for v in value]
         if isinstance(value, str):

@@ -19,13 +19,13 @@ from typing import Any
 import msgspec
 
 from skillsd.cli.in_process import run_in_process, view_of
-from skillsd.cli.list_summary import list_summary
 from skillsd.core.catalog import Catalog
 from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.core.skill_scan import ScanSeverity
 from skillsd.runtime import use_cases
+from skillsd.runtime.list_summary import list_summary
 from skillsd.runtime.request_view import ref_from_text, resolve
 from skillsd.runtime.scan_marks import ScanMarks
 from skillsd.runtime.services import Services

@@ -36,23 +36,33 @@ def command_cwd(args: argparse.Namespace) -> str:
 
 
 def run_in_process(
-    args: argparse.Namespace, body: Callable[[Services, Caller], Coroutine[Any, Any, _T]]
+    args: argparse.Namespace,
+    body: Callable[[Services, Caller], Coroutine[Any, Any, _T]],
+    *,
+    warn: bool = True,
 ) -> _T:
     """``body`` on an event loop of its own, with the services of one command for ``--cwd``
     and the caller holding ``--extra-root``s. A config typo is ignored, but the user should
-    hear of it wherever they are: it is printed on stderr."""
+    hear of it wherever they are: it is printed on stderr (``warn``; a config that cannot be
+    used at all is the use case's to refuse or report)."""
     svc = Services.create(cwd=command_cwd(args), for_one_command=True)
-    config, _root = svc.config_for(None, None)
-    for path, warning in config.unknown_keys:
-        print(
-            f"skillsd: warning: {escape_controls(path)}: {escape_controls(warning)}",
-            file=sys.stderr,
-        )
+    if warn:
+        _warn_unknown_keys(svc)
     caller = Caller(extra_roots=tuple(getattr(args, "extra_root", None) or ()))
     try:
         return asyncio.run(body(svc, caller))
     finally:
         svc.catalogs.close()
+
+
+def _warn_unknown_keys(svc: Services) -> None:
+    try:
+        config, _root = svc.config_for(None, None)
+    except SkillsdError:
+        return
+    for path, warning in config.unknown_keys:
+        shown = f"{escape_controls(path)}: {escape_controls(warning)}"
+        print(f"skillsd: warning: {shown}", file=sys.stderr)
 
 
 async def view_of(svc: Services, caller: Caller) -> View:

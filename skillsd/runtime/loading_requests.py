@@ -110,8 +110,9 @@ def read_and_render(view: RequestView, params: LoadParams) -> LoadResult:
     if refusal is not None:
         raise refusal
     loaded = load_skill(view.session, skill, force=params.force, format=params.format or "codelia")
-    if not view.trusted and view.catalog.grants_need_trust(skill):
-        loaded.withheld_grants = list(dict.fromkeys(skill.allowed_tools or ()))
+    withheld = view.withheld_grants(skill)
+    if withheld:
+        loaded.withheld_grants = withheld
     return loaded
 
 

@@ -1,4 +1,5 @@
-"""Personas (agent definitions): ``agents.list`` and ``agents.get``."""
+"""Personas (agent definitions): ``personas.list`` and ``personas.get`` (and their deprecated
+aliases ``agents.list`` and ``agents.get``, kept for one release)."""
 
 from __future__ import annotations
 
@@ -32,14 +33,14 @@ from skillsd_protocol.messages import (
 )
 
 
-async def agents_list(
+async def personas_list(
     svc: Services, params: AgentsListParams, caller: Caller = NOBODY
 ) -> AgentsListResult:
     view = await view_for(svc, caller, params.cwd, None)
     return await svc.file_ops.run(list_personas, view.seen, home=svc.home, env=svc.env)
 
 
-async def agents_get(
+async def personas_get(
     svc: Services, params: AgentsGetParams, caller: Caller = NOBODY
 ) -> AgentsGetResult:
     view = await view_for(svc, caller, params.cwd, None)

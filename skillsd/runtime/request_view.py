@@ -31,7 +31,7 @@ _SKILL_ID = re.compile(r"[0-9a-f]{24}")
 
 @dataclass(frozen=True, slots=True)
 class RequestView:
-    """What an operation sees: the request's catalog, its session, and the permission policy.
+    """What a request sees: its catalog, its session, and the permission policy.
 
     ``check`` is None when the user acts directly (the CLI): nothing is gated then
     (docs/permissions.md).
@@ -57,6 +57,14 @@ class RequestView:
     @property
     def config(self) -> Config:
         return self.catalog.config
+
+    def withheld_grants(self, skill: SkillMetadata) -> list[str]:
+        """The rules of ``skill``'s ``allowed-tools`` that grant nothing here: all of them
+        while the repository is untrusted and the skill's grants need its trust, else none
+        (a load, an invocation and ``doctor`` all say so from here)."""
+        if self.trusted or not self.catalog.grants_need_trust(skill):
+            return []
+        return list(dict.fromkeys(skill.allowed_tools or ()))
 
 
 def resolve(catalog: Catalog, ref: RefParams, *, include_disabled: bool = False) -> SkillMetadata:

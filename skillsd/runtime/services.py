@@ -82,11 +82,12 @@ class Services:
         watch: bool = True,
         state_path: str | None = None,
         for_one_command: bool = False,
+        home: str | None = None,
     ) -> Services:
         """The services of a process. ``for_one_command``: one CLI command acting for the user
         (no watching, each catalog built once, nothing gated)."""
         env = os.environ if env is None else env
-        home = os.path.expanduser("~")
+        home = os.path.expanduser("~") if home is None else home
         state = StateStore(state_path or default_state_path())
         catalogs = CatalogCache(
             env=env,

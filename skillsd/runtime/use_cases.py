@@ -13,6 +13,7 @@ result; nothing else. Each use case is written once, in the module of its concer
 - :mod:`~skillsd.runtime.session_requests`: sessions;
 - :mod:`~skillsd.runtime.policy_requests`: permissions, enable flags, workspace trust;
 - :mod:`~skillsd.runtime.persona_requests`: personas;
+- :mod:`~skillsd.runtime.diagnosis_requests`: the doctor report, the agents matrix;
 - :mod:`~skillsd.runtime.validation_requests`: validate;
 - :mod:`~skillsd.runtime.install_requests`: install, installed, update, remove, restore, scan.
 """
@@ -29,6 +30,7 @@ from skillsd.runtime.catalog_requests import (
     search,
     suggest,
 )
+from skillsd.runtime.diagnosis_requests import agents_matrix, doctor_report
 from skillsd.runtime.install_requests import (
     install_skills,
     installed_skills,
@@ -39,7 +41,7 @@ from skillsd.runtime.install_requests import (
 )
 from skillsd.runtime.invocation_requests import invoke
 from skillsd.runtime.loading_requests import load, read_file, skill_contents, skill_files, unload
-from skillsd.runtime.persona_requests import agents_get, agents_list
+from skillsd.runtime.persona_requests import personas_get, personas_list
 from skillsd.runtime.policy_requests import check, remember, set_enabled, trust_get, trust_set
 from skillsd.runtime.session_requests import close_session, compact_session, open_session
 from skillsd.runtime.tool_requests import tools_call
@@ -47,12 +49,12 @@ from skillsd.runtime.validation_requests import validate
 
 __all__ = [
     "Caller",
-    "agents_get",
-    "agents_list",
+    "agents_matrix",
     "check",
     "close_session",
     "commands",
     "compact_session",
+    "doctor_report",
     "inspect",
     "install_skills",
     "installed_skills",
@@ -62,6 +64,8 @@ __all__ = [
     "mentions",
     "model_view",
     "open_session",
+    "personas_get",
+    "personas_list",
     "prompt",
     "read_file",
     "remember",
