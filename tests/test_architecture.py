@@ -125,12 +125,6 @@ CORE_BUILDERS = (
     "skillsd.core.search",
     "skillsd.core.suggest",
 )
-#: CLI modules that still assemble a catalog themselves (the doctor report and the agents
-#: matrix, until they become the runtime's use cases): no other may join them.
-CLI_BUILDING_TODAY = {
-    "cli/agents_matrix.py": {"skillsd.core.catalog_build", "skillsd.core.discovery"},
-    "cli/doctor.py": {"skillsd.core.catalog_build", "skillsd.core.discovery"},
-}
 
 
 def test_the_cli_stays_on_the_runtime() -> None:
@@ -139,7 +133,7 @@ def test_the_cli_stays_on_the_runtime() -> None:
         where = str(path.relative_to(PACKAGE))
         built = {
             n for n in _imports(path) if any(n == b or n.startswith(b + ".") for b in CORE_BUILDERS)
-        } - CLI_BUILDING_TODAY.get(where, set())
+        }
         if built:
             offenders[where] = sorted(built)
     assert not offenders, f"a CLI command assembles what the runtime does: {offenders}"
