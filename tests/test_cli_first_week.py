@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.cli.catalog import score_digits
+from skillsd.cli.suggest import score_digits
 from skillsd.core.agent_folders import AGENTS
 from skillsd.runtime.diagnosis_requests import agents_present
 from tests.daemon.skill_tree import daemon_env, make_project, write_skill

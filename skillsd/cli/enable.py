@@ -16,8 +16,8 @@ from typing import Any
 
 import msgspec
 
-from skillsd.cli.catalog import one_line
 from skillsd.cli.in_process import run_in_process, view_of
+from skillsd.cli.output import one_line
 from skillsd.core.errors import SkillsdError
 from skillsd.runtime import use_cases
 from skillsd.runtime.request_view import ref_from_text, resolve

@@ -21,9 +21,16 @@ from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.runtime.caller import Caller, view_for
 from skillsd.runtime.services import Services, View
 
-__all__ = ["catalog_in", "command_cwd", "run_in_process", "view_of"]
+__all__ = ["catalog_in", "catalog_options", "command_cwd", "run_in_process", "view_of"]
 
 _T = TypeVar("_T")
+
+
+def catalog_options(p: argparse.ArgumentParser) -> None:
+    """``--cwd``, ``--extra-root`` and ``--json``: what every catalog command takes."""
+    p.add_argument("--cwd", help="working directory whose catalog to use (default: .)")
+    p.add_argument("--extra-root", action="append", default=[], metavar="DIR", help="an extra root")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
 def command_cwd(args: argparse.Namespace) -> str:

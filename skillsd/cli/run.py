@@ -16,8 +16,8 @@ import shlex
 import sys
 from typing import Any
 
-from skillsd.cli.catalog import emit_json, failing, one_line
 from skillsd.cli.in_process import run_in_process
+from skillsd.cli.output import emit_json, failing, one_line
 from skillsd.core.display_text import escape_controls
 from skillsd.runtime import use_cases
 from skillsd_protocol.messages import CommandsParams, CommandsResult, InvokeParams

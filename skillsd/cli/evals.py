@@ -16,8 +16,8 @@ from typing import Any
 
 import msgspec
 
-from skillsd.cli.catalog import emit_json, failing, one_line
 from skillsd.cli.in_process import run_in_process, view_of
+from skillsd.cli.output import emit_json, failing, one_line
 from skillsd.core import limits
 from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.errors import InvalidParamsData, SkillsdError
