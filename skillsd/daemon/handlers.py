@@ -94,21 +94,12 @@ async def _commands(svc: Services, params: CommandsParams, ctx: RequestContext) 
 async def _session_open(
     svc: Services, params: SessionOpenParams, ctx: RequestContext
 ) -> SessionOpenResult:
-    session, resumed = await rq.open_session(svc, params)
     conn = ctx.connection
-    if session.id not in conn.held_sessions:
+    if not conn.held_sessions:
         # Held while this connection lives: the session cap only drops unheld sessions.
-        if not conn.held_sessions:
-            conn.add_close_callback(partial(_release_sessions, svc, conn))
-        conn.held_sessions.add(session.id)
-        svc.sessions.hold(session.id)
+        conn.add_close_callback(partial(rq.release_sessions, svc, conn.held_sessions))
+    session, resumed = await rq.lease_session(svc, params, conn.held_sessions)
     return SessionOpenResult(session_id=session.id, cwd=session.cwd, resumed=resumed)
-
-
-def _release_sessions(svc: Services, conn: Connection) -> None:
-    for session_id in conn.held_sessions:
-        svc.sessions.release(session_id)
-    conn.held_sessions.clear()
 
 
 def _tools_list(params: ToolsListParams, ctx: RequestContext) -> ToolsListResult:

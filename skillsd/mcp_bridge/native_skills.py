@@ -43,6 +43,7 @@ from skillsd_protocol.messages import (
     CommandsParams,
     InvokeParams,
     ReadFileParams,
+    SessionOpenParams,
     SkillsChangedParams,
     ToolsCallParams,
 )
@@ -111,6 +112,8 @@ class NativeSkills:
         self.cwd_given = cwd_given
         self.peer = peer
         self._client: _Client | None = None
+        #: The skillsd session this client holds (its lease: released when it goes).
+        self._held: set[str] = set()
         self._opening: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         #: What every request of this face tells the runtime about itself.
@@ -146,10 +149,8 @@ class NativeSkills:
         """The client is gone (an HTTP session deleted or expired): its skillsd session
         closes and its catalogs stop telling it of changes."""
         self.services.catalogs.forget_listener(self)
-        client, self._client = self._client, None
-        if client is not None and client.session_id is not None:
-            self.services.sessions.release(client.session_id)
-            self.services.sessions.close(client.session_id)
+        self._client = None
+        rq.release_sessions(self.services, self._held, close=True)
 
     # -- the client --------------------------------------------------------------------------
 
@@ -167,8 +168,9 @@ class NativeSkills:
             if self.stateless:
                 client = self._client = _Client(cwd, None)
             else:
-                session, _resumed = self.services.sessions.open(None, cwd)
-                self.services.sessions.hold(session.id)
+                # The same lease as a daemon connection's, the same cwd check.
+                opened = SessionOpenParams(cwd=cwd)
+                session, _resumed = await rq.lease_session(self.services, opened, self._held)
                 client = self._client = _Client(cwd, session.id)
             # Watching starts with the client, not with its first list: a subscription made
             # right after `initialize` hears the next edit.

@@ -1,8 +1,12 @@
-"""Sessions: ``session.open``, ``session.close``, ``session.compacted``."""
+"""Sessions: ``session.open``, ``session.close``, ``session.compacted``, and the one lease every
+face takes on the sessions it opens (:func:`lease_session`, :func:`release_sessions`): a daemon
+connection and an MCP client both hold what they opened, so the session cap never drops it,
+until they go."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 
 from skillsd.core.errors import InvalidParamsData, SkillsdError
@@ -21,6 +25,29 @@ async def open_session(svc: Services, params: SessionOpenParams) -> tuple[Sessio
     """``session.open``: the session (new, or resumed by id) and whether it was resumed."""
     cwd = await asyncio.to_thread(session_cwd, svc.cwd, params.cwd)
     return svc.sessions.open(params.session_id, cwd, tuple(params.extra_roots or ()))
+
+
+async def lease_session(
+    svc: Services, params: SessionOpenParams, held: set[str]
+) -> tuple[Session, bool]:
+    """:func:`open_session` (its cwd a real directory, relative to the process's), and the
+    session held for the holder whose sessions ``held`` names, once per holder."""
+    session, resumed = await open_session(svc, params)
+    if session.id not in held:
+        held.add(session.id)
+        svc.sessions.hold(session.id)
+    return session, resumed
+
+
+def release_sessions(svc: Services, held: set[str], *, close: bool = False) -> None:
+    """The holder is gone: what it held may be dropped by the session cap again, or (``close``:
+    a session only it could use) is closed now."""
+    for session_id in held:
+        svc.sessions.release(session_id)
+        if close:
+            with contextlib.suppress(SkillsdError):  # closed already by `session.close`
+                svc.sessions.close(session_id)
+    held.clear()
 
 
 async def close_session(svc: Services, params: SessionCloseParams) -> Empty:

@@ -43,7 +43,13 @@ from skillsd.runtime.invocation_requests import invoke
 from skillsd.runtime.loading_requests import load, read_file, skill_contents, skill_files, unload
 from skillsd.runtime.persona_requests import personas_get, personas_list
 from skillsd.runtime.policy_requests import check, remember, set_enabled, trust_get, trust_set
-from skillsd.runtime.session_requests import close_session, compact_session, open_session
+from skillsd.runtime.session_requests import (
+    close_session,
+    compact_session,
+    lease_session,
+    open_session,
+    release_sessions,
+)
 from skillsd.runtime.tool_requests import tools_call
 from skillsd.runtime.validation_requests import validate
 
@@ -59,6 +65,7 @@ __all__ = [
     "install_skills",
     "installed_skills",
     "invoke",
+    "lease_session",
     "list_skills",
     "load",
     "mentions",
@@ -68,6 +75,7 @@ __all__ = [
     "personas_list",
     "prompt",
     "read_file",
+    "release_sessions",
     "remember",
     "remove_skill",
     "restore_skills",
