@@ -134,6 +134,32 @@ def test_list_search_and_prompt_match_the_daemon(daemon: Daemon, tree: dict[str,
 
 
 @pytest.mark.process
+def test_suggest_and_diagnosis_match_the_daemon(daemon: Daemon, tree: dict[str, Path]) -> None:
+    """The CLI's suggest, doctor and doctor --agents print what the daemon's methods answer."""
+    project = os.fspath(tree["project"])
+    suggested = daemon.ok("skills.suggest", cwd=project, prompt="fill a pdf form", limit=3)
+    assert suggested["suggestions"], suggested
+    assert cli(tree, "suggest", "fill a pdf form") == suggested
+    report = daemon.ok("doctor.report", cwd=project)
+    assert report["skills"]["total"] >= 1 and report["cwd"] == os.path.realpath(project)
+    printed = cli(tree, "doctor")
+    # A trial of file watching and the state file are of their moment; the rest is the same.
+    for key in ("watch", "state"):
+        printed.pop(key), report.pop(key)
+    assert printed == report
+    matrix = daemon.ok("agents.matrix", cwd=project, allAgents=True)
+    assert matrix["allAgents"] is True and "claude-code" in matrix["agents"]
+    assert cli(tree, "doctor", "--agents", "--all") == matrix
+
+
+@pytest.mark.process
+def test_personas_answer_under_both_names(daemon: Daemon, tree: dict[str, Path]) -> None:
+    """``agents.list``/``agents.get`` are the deprecated names of ``personas.*``: the same."""
+    project = os.fspath(tree["project"])
+    assert daemon.ok("agents.list", cwd=project) == daemon.ok("personas.list", cwd=project)
+
+
+@pytest.mark.process
 def test_validate_judges_a_skill_file_the_same_way(daemon: Daemon, tree: dict[str, Path]) -> None:
     odd = write_skill(
         tree["tmp"] / "loose", "odd-one", "Has an unknown field.", extra="color: red\n"
