@@ -3,7 +3,7 @@ results and its refusals into MCP errors, with no MCP SDK and no pydantic.
 
 Every face that serves MCP says the same things: the stdio face writes these dicts as they are,
 and a face built on the SDK can hand them to it. Nothing here reads a file or a catalog; the
-callers run the use cases (:mod:`skillsd.runtime.requests`) and pass their results in.
+callers run the use cases (:mod:`skillsd.runtime.use_cases`) and pass their results in.
 """
 
 from __future__ import annotations

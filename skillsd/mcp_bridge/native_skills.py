@@ -1,5 +1,5 @@
 """The skill methods of ``skillsd mcp``: each request's params become a use case of
-:mod:`skillsd.runtime.requests`, and its result an MCP result
+:mod:`skillsd.runtime.use_cases`, and its result an MCP result
 (:mod:`skillsd.mcp_bridge.mcp_results`), nothing more.
 
 One instance serves one client, which is one skillsd session (reload suppression, grants and

@@ -3,7 +3,7 @@ trust, search indexes, file-operation slots.
 
 "What does this request see" (cwd, session, extra roots, per-session enable flags, the policy
 of the catalog's config) is decided here, in exactly one place: :meth:`Services.view` gives the
-:class:`~skillsd.runtime.request_view.RequestView` a use case passes to its operation.
+:class:`~skillsd.runtime.request_view.RequestView` a use case passes to its steps.
 """
 
 from __future__ import annotations
