@@ -318,7 +318,8 @@ class _Gen:
 
     # -- one skill --------------------------------------------------------------------------
 
-    def skill(self, index: int) -> tuple[SkillEntry, bytes, dict[str, bytes]]:
+    # Complex by design: a synthetic skill: a branch per kind of oddity it may carry.
+    def skill(self, index: int) -> tuple[SkillEntry, bytes, dict[str, bytes]]:  # noqa: C901
         """Build one skill: its manifest entry, SKILL.md bytes and resource files."""
         sh, rng = self.shape, self.rng
         depth = rng.choices(range(1, len(sh.depth_weights) + 1), weights=sh.depth_weights)[0]

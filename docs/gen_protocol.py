@@ -65,6 +65,11 @@ FIXED_STATUS = {
 #: ``usage.report`` times, which are this run's.
 FIXED_ISO_TIME = "2026-01-01T00:00:00.000Z"
 _USAGE_TIMES = frozenset({"lastUsed", "lastSuggested"})
+#: ``doctor.report`` values that depend on the machine.
+FIXED_DOCTOR: dict[str, Any] = {
+    "maxUserWatches": 65536,
+    "suggestStages": ["lexical", "semantic: not installed (pip install '.[semantic]')"],
+}
 SESSION = "chat-1"
 TIMEOUT = 15.0
 
@@ -174,9 +179,23 @@ SCRIPT: list[Step] = [
         "daemon.status",
         note="What `skillsd daemon status` prints (pid, times and memory are this machine's).",
     ),
-    Step("agents.list"),
-    Step("agents.get", {"name": "reviewer"}),
-    Step("agents.get", {"name": "reviewr"}, "An unknown agent: the error suggests close names."),
+    Step("personas.list"),
+    Step("personas.get", {"name": "reviewer"}),
+    Step(
+        "personas.get", {"name": "reviewr"}, "An unknown persona: the error suggests close names."
+    ),
+    Step("agents.list", note="The deprecated name of `personas.list`, kept for one release."),
+    Step("agents.get", {"name": "reviewer"}, "The deprecated name of `personas.get`."),
+    Step(
+        "doctor.report",
+        note="What `skillsd doctor --json` prints (the inotify limit and the suggestion stages "
+        "are this machine's).",
+    ),
+    Step(
+        "agents.matrix",
+        {"allAgents": True},
+        "What `skillsd doctor --agents --all --json` prints.",
+    ),
     Step("session.close", {"sessionId": SESSION}),
     Step("session.close", {"sessionId": SESSION}, "The session is gone now."),
     Step(
@@ -387,6 +406,8 @@ def _normalize(
                 if k == "mtimeMs"
                 else FIXED_ISO_TIME
                 if k in _USAGE_TIMES
+                else FIXED_DOCTOR[k]
+                if k in FIXED_DOCTOR
                 else fix(v)
                 for k, v in value.items()
             }
@@ -504,7 +525,8 @@ def _method_errors(method: str) -> str:
     return ", ".join(parts)
 
 
-def render(exchanges: list[Exchange]) -> str:
+# Complex by design: a section per method of the scripted session.
+def render(exchanges: list[Exchange]) -> str:  # noqa: C901
     """The whole document."""
     by_method: dict[str, list[Exchange]] = {}
     for exchange in exchanges:

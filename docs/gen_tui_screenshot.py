@@ -72,9 +72,10 @@ async def shoot(tmp: Path) -> None:
             await pilot.pause(0.05)
         await pilot.pause(0.2)
         app.save_screenshot("tui.svg", path=os.fspath(DOCS))
-    # Wait for the idle daemon to exit before its directory goes away.
+    # Wait for the idle daemon to exit before its directory goes away (another process: only
+    # its socket's file tells, so it is polled).
     deadline = time.monotonic() + 10
-    while (runtime / "skillsd.sock").exists() and time.monotonic() < deadline:
+    while (runtime / "skillsd.sock").exists() and time.monotonic() < deadline:  # noqa: ASYNC110
         await asyncio.sleep(0.1)
 
 

@@ -7,8 +7,6 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "skillsd"
 CORE = PACKAGE / "core"
-#: The operations layer sits between the core and the faces and is as sans-IO as the core.
-OPERATIONS = PACKAGE / "operations.py"
 FORBIDDEN_IN_CORE = {
     "asyncio",
     "socket",
@@ -17,7 +15,8 @@ FORBIDDEN_IN_CORE = {
     "ssl",
     "threading",
     "skillsd.daemon",
-    "skillsd.operations",  # the layer above the core: importing it back would be a cycle
+    "skillsd.runtime",  # the layer above the core: importing it back would be a cycle
+    "skillsd.installing",
 }
 
 
@@ -32,11 +31,10 @@ def _imports(path: Path) -> set[str]:
 
 
 def _sans_io_modules() -> list[Path]:
-    return [*sorted(CORE.glob("*.py")), OPERATIONS]
+    return sorted(CORE.rglob("*.py"))
 
 
 def test_core_never_imports_io_frameworks() -> None:
-    assert OPERATIONS.is_file()
     offenders = {}
     for path in _sans_io_modules():
         bad = {
@@ -54,18 +52,17 @@ def test_core_does_not_import_the_cli() -> None:
         assert not any(n.startswith("skillsd.cli") for n in _imports(path)), path.name
 
 
-def test_operations_import_only_the_core_and_the_protocol() -> None:
-    ours = {n for n in _imports(OPERATIONS) if n.split(".")[0] in {"skillsd", "skillsd_protocol"}}
-    assert ours, "the operations layer imports nothing of ours?"
-    outside = {n for n in ours if not n.startswith(("skillsd.core", "skillsd_protocol"))}
-    assert not outside, f"skillsd.operations reaches above the core: {sorted(outside)}"
+def test_the_use_cases_have_one_home() -> None:
+    """The synchronous operations layer dissolved into the runtime: one layer of use cases."""
+    assert not (PACKAGE / "operations.py").exists()
+    assert not (PACKAGE / "runtime" / "requests.py").exists()
 
 
 #: The faces: each translates its own wire (or screen) to the runtime and back.
 FACES = ("daemon", "mcp_bridge", "cli", "tui")
-#: Beneath the faces: the core, the operations, the runtime (services and use cases) and
-#: JSON-RPC on a stream (the daemon's methods and MCP on stdio are both spoken with it).
-BENEATH = ("core", "runtime", "jsonrpc")
+#: Beneath the faces: the core, installing, the runtime (services and use cases) and JSON-RPC
+#: on a stream (the daemon's methods and MCP on stdio are both spoken with it).
+BENEATH = ("core", "installing", "runtime", "jsonrpc")
 
 
 def _package_of(name: str) -> str | None:
@@ -107,7 +104,7 @@ def test_no_face_imports_another() -> None:
 
 def test_nothing_beneath_the_faces_imports_a_face() -> None:
     offenders = {}
-    for path in [*(p for b in BENEATH for p in _modules(b)), OPERATIONS]:
+    for path in [p for b in BENEATH for p in _modules(b)]:
         faces = {n for n in _imports(path) if _package_of(n) in FACES}
         if faces:
             offenders[str(path.relative_to(PACKAGE))] = sorted(faces)
@@ -118,6 +115,28 @@ def test_the_mcp_bridge_and_the_daemon_share_the_runtime() -> None:
     for face in ("daemon", "mcp_bridge"):
         imported = {n for p in _modules(face) for n in _imports(p)}
         assert any(n.startswith("skillsd.runtime") for n in imported), face
+
+
+#: What builds a catalog, a search or a suggestion index: the runtime's work. The CLI runs the
+#: runtime's use cases (:mod:`skillsd.cli.in_process`), so it never assembles them again.
+CORE_BUILDERS = (
+    "skillsd.core.catalog_build",
+    "skillsd.core.discovery",
+    "skillsd.core.search",
+    "skillsd.core.suggest",
+)
+
+
+def test_the_cli_stays_on_the_runtime() -> None:
+    offenders = {}
+    for path in _modules("cli"):
+        where = str(path.relative_to(PACKAGE))
+        built = {
+            n for n in _imports(path) if any(n == b or n.startswith(b + ".") for b in CORE_BUILDERS)
+        }
+        if built:
+            offenders[where] = sorted(built)
+    assert not offenders, f"a CLI command assembles what the runtime does: {offenders}"
 
 
 def _module_graph() -> dict[str, set[str]]:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.cli.agents_matrix import agents_present
-from skillsd.cli.catalog import score_digits
+from skillsd.cli.suggest import score_digits
 from skillsd.core.agent_folders import AGENTS
+from skillsd.runtime.diagnosis_requests import agents_present
 from tests.support.env import daemon_env
 from tests.support.skill_tree import make_project, write_skill
 
@@ -164,9 +164,9 @@ def test_agents_present_by_command_or_own_folder(tmp_path: Path) -> None:
 
 
 def test_agents_presence_covers_every_agent() -> None:
-    from skillsd.cli.agents_matrix import _PRESENCE
+    from skillsd.runtime.diagnosis_requests import PRESENCE
 
-    assert set(_PRESENCE) == set(AGENTS)
+    assert set(PRESENCE) == set(AGENTS)
 
 
 def _wide_lines(text: str) -> list[str]:

@@ -1,5 +1,5 @@
-"""The operations layer (skillsd/operations.py): one entry per operation for every face, and
-file-reading operations that never hold the daemon's event loop.
+"""The runtime's use cases (skillsd/runtime/use_cases.py): one entry per request for every
+face, the CLI included, and file-reading steps that never hold the daemon's event loop.
 
 The parity tests run a real ``skillsd serve`` and real ``skillsd`` CLI processes on one tree and
 compare what they print; the blocking test makes opening one skill's files hang (as on a stalled
@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from skillsd import operations as ops
 from skillsd.cli import main as cli_main
+from skillsd.cli import validate as cli_validate
+from skillsd.runtime import use_cases
 from tests.support.daemons import StdioDaemon, notification, request
 from tests.support.env import daemon_env
 from tests.support.skill_tree import make_project, write_skill
@@ -134,6 +135,32 @@ def test_list_search_and_prompt_match_the_daemon(daemon: Daemon, tree: dict[str,
 
 
 @pytest.mark.process
+def test_suggest_and_diagnosis_match_the_daemon(daemon: Daemon, tree: dict[str, Path]) -> None:
+    """The CLI's suggest, doctor and doctor --agents print what the daemon's methods answer."""
+    project = os.fspath(tree["project"])
+    suggested = daemon.ok("skills.suggest", cwd=project, prompt="fill a pdf form", limit=3)
+    assert suggested["suggestions"], suggested
+    assert cli(tree, "suggest", "fill a pdf form") == suggested
+    report = daemon.ok("doctor.report", cwd=project)
+    assert report["skills"]["total"] >= 1 and report["cwd"] == os.path.realpath(project)
+    printed = cli(tree, "doctor")
+    # A trial of file watching and the state file are of their moment; the rest is the same.
+    for key in ("watch", "state"):
+        printed.pop(key), report.pop(key)
+    assert printed == report
+    matrix = daemon.ok("agents.matrix", cwd=project, allAgents=True)
+    assert matrix["allAgents"] is True and "claude-code" in matrix["agents"]
+    assert cli(tree, "doctor", "--agents", "--all") == matrix
+
+
+@pytest.mark.process
+def test_personas_answer_under_both_names(daemon: Daemon, tree: dict[str, Path]) -> None:
+    """``agents.list``/``agents.get`` are the deprecated names of ``personas.*``: the same."""
+    project = os.fspath(tree["project"])
+    assert daemon.ok("agents.list", cwd=project) == daemon.ok("personas.list", cwd=project)
+
+
+@pytest.mark.process
 def test_validate_judges_a_skill_file_the_same_way(daemon: Daemon, tree: dict[str, Path]) -> None:
     odd = write_skill(
         tree["tmp"] / "loose", "odd-one", "Has an unknown field.", extra="color: red\n"
@@ -150,29 +177,31 @@ def test_validate_judges_a_skill_file_the_same_way(daemon: Daemon, tree: dict[st
     assert daemon.ok("skills.validate", path=os.fspath(broken))["valid"] is False
 
 
-def test_every_cli_catalog_command_goes_through_its_operation(
+def test_every_cli_catalog_command_goes_through_its_use_case(
     tree: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """In-process: each command calls the operation the daemon calls, not a copy of it."""
+    """In-process: each command calls the use case the daemon calls, not a copy of it."""
     monkeypatch.chdir(tree["project"])
     for key, value in daemon_env(tree).items():
         monkeypatch.setenv(key, value)
     calls: list[str] = []
 
-    def spy(name: str) -> None:
-        real: Callable[..., Any] = getattr(ops, name)
+    def spy(module: Any, name: str) -> None:
+        real: Callable[..., Any] = getattr(module, name)
 
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             calls.append(name)
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(ops, name, wrapper)
+        monkeypatch.setattr(module, name, wrapper)
 
-    for name in ("list_skills", "search", "load", "prompt", "skill_file_verdict"):
-        spy(name)
+    for name in ("list_skills", "search", "suggest", "load", "prompt"):
+        spy(use_cases, name)
+    spy(cli_validate, "skill_file_verdict")
     commands = {
         "list_skills": ["list"],
         "search": ["search", "pdf"],
+        "suggest": ["suggest", "fill a pdf form"],
         "load": ["show", "pdf-forms"],
         "prompt": ["prompt"],
         "skill_file_verdict": ["validate", os.fspath(tree["pdf"])],

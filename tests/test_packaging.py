@@ -64,7 +64,7 @@ def _env() -> dict[str, str]:
 
 def test_the_wheel_holds_every_package(installed: Path, tmp_path: Path) -> None:
     probe = (
-        "import skillsd, skillsd.runtime.requests, skillsd.mcp_bridge.native_http, "
+        "import skillsd, skillsd.runtime.use_cases, skillsd.mcp_bridge.native_http, "
         "skillsd_protocol, skillsd_client; print(skillsd.__file__)"
     )
     where = subprocess.run(

@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from skillsd_protocol import METHODS, install, model
+from skillsd_protocol import METHODS, diagnosis, install, model
 from skillsd_protocol import messages as m
 
 OUTPUT = Path(__file__).resolve().parent / "skillsd_client" / "_methods.py"
@@ -56,6 +56,10 @@ PY_NAMES: dict[str, str] = {
     "trust.set": "trust_set",
     "agents.list": "agents_list",
     "agents.get": "agents_get",
+    "personas.list": "personas_list",
+    "personas.get": "personas_get",
+    "doctor.report": "doctor_report",
+    "agents.matrix": "agents_matrix",
     "skills.install": "install",
     "skills.installed": "installed",
     "skills.update": "update",
@@ -79,6 +83,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from skillsd_protocol import diagnosis as diag
 from skillsd_protocol import install as inst
 from skillsd_protocol import messages as m
 from skillsd_protocol import model
@@ -115,13 +120,15 @@ def _aliases() -> dict[Any, str]:
     """Named Literal aliases of the protocol (``Scope``, ``LoadFormat``...) by value, each
     spelled through the module that defines it."""
     found: dict[Any, str] = {}
-    for prefix, module in (("model", model), ("m", m), ("inst", install)):
+    for prefix, module in (("model", model), ("m", m), ("inst", install), ("diag", diagnosis)):
         for name, value in vars(module).items():
             if typing.get_origin(value) is typing.Literal:
                 found.setdefault(value, f"{prefix}.{name}")
     return found
 
 
+#: The protocol modules whose Structs the generated code names through their own module.
+_MODULE_PREFIXES = {model.__name__: "model", install.__name__: "inst", diagnosis.__name__: "diag"}
 _BUILTINS: dict[Any, str] = {str: "str", int: "int", float: "float", bool: "bool"}
 
 
@@ -151,10 +158,9 @@ def render_type(t: Any, aliases: dict[Any, str]) -> str:
             return f"{container.__name__}[{inner}]"
     if isinstance(t, type) and issubclass(t, msgspec.Struct):
         name = t.__name__
-        if t.__module__ == model.__name__:
-            return f"model.{name}"
-        if t.__module__ == install.__name__:
-            return f"inst.{name}"
+        prefix = _MODULE_PREFIXES.get(t.__module__)
+        if prefix is not None:
+            return f"{prefix}.{name}"
         if getattr(m, name, None) is not t:
             raise ValueError(f"{name} is not reachable as skillsd_protocol.messages.{name}")
         return f"m.{name}"

@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 
+from skillsd_protocol import diagnosis as d
 from skillsd_protocol import install as i
 from skillsd_protocol import messages as m
 
@@ -206,13 +207,13 @@ METHODS: dict[str, MethodSpec] = {
     "agents.list": MethodSpec(
         m.AgentsListParams,
         m.AgentsListResult,
-        "Agent definitions of a cwd, and the ones that cannot be used.",
+        "Deprecated alias of `personas.list` (kept for one release).",
         ("invalid_config",),
     ),
     "agents.get": MethodSpec(
         m.AgentsGetParams,
         m.AgentsGetResult,
-        "One agent with its skills resolved; `render` adds its system prompt.",
+        "Deprecated alias of `personas.get` (kept for one release).",
         (
             "agent_not_found",
             "unknown_skill_reference",
@@ -220,6 +221,38 @@ METHODS: dict[str, MethodSpec] = {
             "permission_denied",
             "invalid_config",
         ),
+    ),
+    "personas.list": MethodSpec(
+        m.AgentsListParams,
+        m.AgentsListResult,
+        "Personas (agent definitions) of a cwd, and the ones that cannot be used.",
+        ("invalid_config",),
+    ),
+    "personas.get": MethodSpec(
+        m.AgentsGetParams,
+        m.AgentsGetResult,
+        "One persona with its skills resolved; `render` adds its system prompt.",
+        (
+            "agent_not_found",
+            "unknown_skill_reference",
+            "ambiguous_skill",
+            "permission_denied",
+            "invalid_config",
+        ),
+    ),
+    "doctor.report": MethodSpec(
+        d.DoctorParams,
+        d.DoctorReport,
+        "What skillsd sees in a cwd and why: config files, roots, watching, state, trust, "
+        "policy, personas, suggestions, scan findings and every problem (a bad config is "
+        "reported, the rest shown with the defaults).",
+    ),
+    "agents.matrix": MethodSpec(
+        d.AgentsMatrixParams,
+        d.AgentsMatrix,
+        "Which coding agent (Claude Code, Codex, ...) finds which skill of a cwd, where each "
+        "looks, and copies that drifted apart.",
+        ("invalid_config",),
     ),
     "skills.install": MethodSpec(
         i.InstallParams,

@@ -14,7 +14,11 @@ from skillsd_protocol import PROTOCOL_VERSION
 #: sets ``func`` (taking the parsed args, returning the exit status) on its parsers.
 _COMMAND_MODULES = (
     "validate",
-    "catalog",
+    "listing",
+    "search",
+    "suggest",
+    "show",
+    "prompt",
     "run",
     "enable",
     "trust",
@@ -25,7 +29,7 @@ _COMMAND_MODULES = (
     "install",
     "completion",
     "hook",
-    "trigger_eval",
+    "evals",
     "usage",
 )
 
@@ -35,12 +39,12 @@ _COMMAND_MODULES = (
 #: ``tests/test_first_hour_cli.py`` checks it against what the modules register.
 COMMAND_OWNERS = {
     "validate": "validate",
-    "list": "catalog",
-    "search": "catalog",
-    "show": "catalog",
-    "suggest": "catalog",
-    "prompt": "catalog",
-    "schema": "catalog",
+    "list": "listing",
+    "search": "search",
+    "show": "show",
+    "suggest": "suggest",
+    "prompt": "prompt",
+    "schema": "prompt",
     "run": "run",
     "enable": "enable",
     "disable": "enable",
@@ -60,7 +64,7 @@ COMMAND_OWNERS = {
     "scan": "install",
     "completion": "completion",
     "hook": "hook",
-    "eval": "trigger_eval",
+    "eval": "evals",
     "usage": "usage",
 }
 

@@ -7,7 +7,8 @@ precedence), ``-`` when it does not look there; then the skills some agent misse
 the folders that agent reads, the skills an agent loads but does not show, and copies of one
 skill that have drifted apart.
 
-The columns are the agents this person has (:func:`agents_present`: on ``PATH``, or with a
+The matrix is the runtime's (``agents.matrix``: :mod:`skillsd.runtime.diagnosis_requests`);
+this module renders it. The columns are the agents this person has (on ``PATH``, or with a
 folder of their own), or every agent with ``--all`` or when none is found; the human form fits
 80 columns (the table in panels of a few agents, long lines wrapped, paths shortened) unless
 ``--wide``.
@@ -15,182 +16,26 @@ folder of their own), or every agent with ``--all`` or when none is found; the h
 
 from __future__ import annotations
 
-import itertools
+import argparse
 import os
-import shutil
 import sys
 import textwrap
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable
 
 import msgspec
 
-from skillsd.core.agent_folders import AGENT_RULES, AgentRules, expand_folder
-from skillsd.core.catalog import Catalog
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.discovery import compute_roots
+from skillsd.cli.in_process import command_cwd, run_in_process
 from skillsd.core.display_text import escape_controls
-from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
-from skillsd.core.skill_copies import drift
-from skillsd.core.state import StateStore, default_state_path
-from skillsd_protocol import Scope, SkillMetadata
+from skillsd.runtime import use_cases
+from skillsd_protocol.diagnosis import AgentsMatrix, AgentsMatrixParams, MatrixRow
 
-__all__ = [
-    "AgentsMatrix",
-    "agents_matrix",
-    "agents_present",
-    "drift_lines",
-    "print_agents",
-    "render_matrix",
-]
+__all__ = ["print_agents", "render_matrix"]
 
 #: The width the human form fits unless ``--wide``.
 WIDTH = 80
 #: Longest skill name the narrow table shows whole (a longer one ends in "...").
 _NAME_WIDTH = 32
-
-#: Agent -> (the commands that start it, its own folders in the home). Its skills folders
-#: are no sign: most agents read shared ones (``~/.agents/skills``) that any other may create.
-_PRESENCE: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "claude-code": (("claude",), ("$CLAUDE_CONFIG_DIR",)),
-    "codex": (("codex",), ("$CODEX_HOME",)),
-    "opencode": (("opencode",), ("$XDG_CONFIG_HOME/opencode",)),
-    "copilot": (("copilot",), ("$COPILOT_HOME",)),
-    "cursor": (("cursor-agent", "cursor"), ("~/.cursor",)),
-    "gemini-cli": (("gemini",), ("$GEMINI_CLI_HOME/.gemini",)),
-    "windsurf": (("windsurf",), ("~/.codeium/windsurf",)),
-    "goose": (("goose",), ("$XDG_CONFIG_HOME/goose",)),
-    "amp": (("amp",), ("$XDG_CONFIG_HOME/amp",)),
-    "cline": (("cline",), ("~/.cline",)),
-    "roo-code": ((), ("~/.roo",)),
-    "kiro": (("kiro", "kiro-cli"), ("~/.kiro",)),
-    "openclaw": (("openclaw",), ("~/.openclaw",)),
-    "junie": (("junie",), ("~/.junie",)),
-    "qwen-code": (("qwen",), ("~/.qwen",)),
-    "factory": (("droid",), ("~/.factory",)),
-    "mux": (("mux",), ("~/.mux",)),
-}
-#: Project folders that are no sign of their agent: a repository has ``.github`` for its
-#: workflows whoever codes in it.
-_NOT_A_SIGN = {"copilot": ".github/skills"}
-
-
-class _Out(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
-    pass
-
-
-class MatrixRow(_Out, kw_only=True):
-    id: str
-    name: str
-    path: str
-    scope: Scope
-    agents: list[str]
-    #: The agents that will not find this skill.
-    missed_by: list[str]
-    #: The agents that load it but show their model another skill of its name.
-    hidden_for: list[str] = msgspec.field(default_factory=list)
-    #: Agent (of ``hidden_for``) -> the path of the skill its model is shown instead.
-    shown_instead: dict[str, str] = msgspec.field(default_factory=dict)
-    copy_of: str | None = None
-
-
-class AgentsMatrix(_Out, kw_only=True):
-    """The matrix as ``doctor --agents --json`` prints it."""
-
-    #: The columns: the agents found here, or every agent (``all_agents``).
-    agents: list[str]
-    skills: list[MatrixRow]
-    #: Agent -> the folders it reads, highest precedence first (``~`` for the home directory;
-    #: repo folders relative to the working directory, and to each parent up to the repository
-    #: root for an agent that walks up).
-    folders: dict[str, list[str]]
-    #: Same-named skills whose files differ ("`a` differs from `b` in 2 files").
-    drift: list[str] = msgspec.field(default_factory=list)
-    #: The columns are every agent: asked for (``--all``), or no agent was found here.
-    all_agents: bool = False
-
-
-def agents_present(cwd: str, repo_root: str, *, env: Mapping[str, str], home: str) -> list[str]:
-    """The agents this person has, in table order: a command of theirs on ``PATH``, or their
-    own folder in the home (``~/.cursor``), the working directory or the repository root
-    (``.cursor``)."""
-    path = env.get("PATH", os.defpath)
-    found = []
-    for rules in AGENT_RULES:
-        commands, home_folders = _PRESENCE.get(rules.name, ((), ()))
-        own = _NOT_A_SIGN.get(rules.name, rules.own)
-        places = [expand_folder(f, home=home, env=env) for f in home_folders]
-        if own:
-            places += [os.path.join(cwd, own), os.path.join(repo_root, own)]
-        if any(shutil.which(c, path=path) for c in commands) or any(map(os.path.isdir, places)):
-            found.append(rules.name)
-    return found
-
-
-def _folders(rules: AgentRules) -> list[str]:
-    where = " (and each parent)" if rules.walk == "chain" else ""
-    project = [f"{p}{where}" for p in rules.project]
-    user = [*rules.system, *rules.user, *(f"${v}" for v, _ in rules.env_lists)]
-    return [*user, *project] if rules.user_first else [*project, *user]
-
-
-def agents_matrix(catalog: Catalog, agents: Collection[str] | None = None) -> AgentsMatrix:
-    """Rows in catalog order. The columns: ``agents`` (in table order), or every agent with
-    real adoption and a secondary one only when it finds something here."""
-    views = {rules.name: catalog.seen_by(rules.name) for rules in AGENT_RULES}
-    seen = {agent: {s.id for s in view} for agent, view in views.items()}
-    columns = [
-        rules
-        for rules in AGENT_RULES
-        if (
-            rules.name in agents
-            if agents is not None
-            else not rules.secondary or any(rules.name in s.agents for s in catalog.skills)
-        )
-    ]
-    names = [rules.name for rules in columns]
-    rows = []
-    for s in catalog.skills:
-        instead = {
-            a: _shown_instead(views[a], s) for a in s.agents if a in names and s.id not in seen[a]
-        }
-        rows.append(
-            MatrixRow(
-                id=s.id,
-                name=s.name,
-                path=s.path,
-                scope=s.scope,
-                agents=list(s.agents),
-                missed_by=[a for a in names if a not in s.agents],
-                hidden_for=list(instead),
-                shown_instead=instead,
-                copy_of=s.copy_of,
-            )
-        )
-    return AgentsMatrix(
-        agents=names,
-        skills=rows,
-        folders={rules.name: _folders(rules) for rules in columns},
-        drift=drift_lines(catalog),
-        all_agents=agents is None,
-    )
-
-
-def drift_lines(catalog: Catalog) -> list[str]:
-    """One line per pair of same-named skills whose files differ (copies drifted apart)."""
-    lines = []
-    for group in catalog.by_name.values():
-        plain = [s for s in group if s.qualified_name is None and s.copy_of is None]
-        for a, b in itertools.pairwise(plain):
-            changes = drift(a, b)
-            if changes:
-                differ = changes.names()
-                lines.append(
-                    f"{a.dir} differs from {b.dir} in {len(differ)} file(s): "
-                    + ", ".join(differ[:5])
-                    + (", ..." if len(differ) > 5 else "")
-                )
-    return lines
 
 
 def render_matrix(
@@ -306,13 +151,6 @@ def _short_path(path: str, cwd: str, home: str) -> str:
     return path
 
 
-def _shown_instead(view: list[SkillMetadata], hidden: SkillMetadata) -> str:
-    """The path of the skill of ``hidden``'s name in an agent's ``view`` (a plugin's skills go
-    by their qualified name)."""
-    key = hidden.qualified_name or hidden.name
-    return next((s.path for s in view if (s.qualified_name or s.name) == key), "")
-
-
 def _hidden_lines(row: MatrixRow, shown: Callable[[str], str]) -> list[str]:
     """One line per skill shown instead of ``row``'s, naming the agents (controls not escaped
     yet)."""
@@ -332,34 +170,24 @@ def _cell(row: MatrixRow, agent: str) -> str:
     return "hid" if agent in row.hidden_for else "yes"
 
 
-def print_agents(
-    cwd: str,
-    *,
-    env: Mapping[str, str],
-    home: str,
-    extra_roots: list[str],
-    as_json: bool,
-    every_agent: bool = False,
-    wide: bool = False,
-) -> int:
-    """Build ``cwd``'s catalog as the daemon would and print its matrix for the agents found
-    here (``every_agent``: all of them); exit status 0, or 2 when a config file is invalid
-    (``skillsd doctor`` without ``--agents`` says why)."""
+def print_agents(args: argparse.Namespace) -> int:
+    """Print the matrix of ``--cwd``'s catalog (``agents.matrix``) for the agents found here
+    (``--all``: all of them); exit status 0, or 2 when a config file is invalid (``skillsd
+    doctor`` without ``--agents`` says why)."""
+    params = AgentsMatrixParams(all_agents=args.all)
     try:
-        config, _, _ = ConfigSource(env).for_cwd(cwd)
+        matrix = run_in_process(
+            args, lambda svc, caller: use_cases.agents_matrix(svc, params, caller), warn=False
+        )
     except SkillsdError as exc:
         print(f"skillsd doctor --agents: {escape_controls(exc.message)}", file=sys.stderr)
         return 2
-    plan = compute_roots(cwd, config, home=home, env=env, client_extra_roots=extra_roots)
-    disabled = StateStore(default_state_path()).disabled(plan.repo_root)
-    catalog = build_catalog(plan, config, disabled=disabled)
-    present = None if every_agent else agents_present(cwd, catalog.root, env=env, home=home)
-    # No agent found: every agent rather than an empty table.
-    matrix = agents_matrix(catalog, present or None)
-    if as_json:
+    if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(matrix) + b"\n")
         return 0
-    if present == []:
+    if matrix.none_found:
         print("no coding agent found here (on PATH or by its own folders): showing every agent\n")
-    print(render_matrix(matrix, width=None if wide else WIDTH, cwd=cwd, home=home))
+    width = None if args.wide else WIDTH
+    home = os.path.expanduser("~")
+    print(render_matrix(matrix, width=width, cwd=command_cwd(args), home=home))
     return 0

@@ -292,9 +292,9 @@ def complete(words: list[str]) -> int:
     env, home = os.environ, os.path.expanduser("~")
     try:
         if kind == "skills":
-            from skillsd import operations as ops
+            from skillsd.cli.in_process import catalog_in
 
-            catalog = ops.local_view(cwd, env=env, home=home).catalog
+            catalog = catalog_in(os.path.realpath(cwd))
             names = [s.qualified_name or s.name for s in catalog.skills]
         elif kind == "installed":
             from skillsd.core.effective_config import ConfigSource

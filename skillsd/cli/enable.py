@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from functools import partial
+from typing import Any, Literal
 
 import msgspec
 
-from skillsd import operations as ops
-from skillsd.cli.catalog import catalog_view, one_line
+from skillsd.cli.in_process import run_in_process, view_of
+from skillsd.cli.output import one_line
 from skillsd.core.errors import SkillsdError
-from skillsd.core.state import StateStore, default_state_path
-from skillsd_protocol.messages import SetEnabledResult
+from skillsd.runtime import use_cases
+from skillsd.runtime.request_view import ref_from_text, resolve
+from skillsd.runtime.services import Services
+from skillsd_protocol import SkillMetadata
+from skillsd_protocol.messages import SetEnabledParams, SetEnabledResult
 
 __all__ = ["register"]
 
@@ -51,33 +55,42 @@ def register(subparsers: Any) -> None:
         p.set_defaults(func=_run, enabled=enabled)
 
 
+async def _set(
+    text: str, enabled: bool, project: bool, svc: Services, caller: use_cases.Caller
+) -> tuple[SkillMetadata, SkillMetadata, str]:
+    """The skill ``text`` names (disabled ones too) as it was before the flag was saved, as it
+    is after (in this repository), and the repository's root."""
+    catalog = (await view_of(svc, caller)).catalog
+    skill = resolve(catalog, ref_from_text(catalog, text), include_disabled=True)
+    persist: Literal["user", "project"] = "project" if project else "user"
+    params = SetEnabledParams(path=skill.path, enabled=enabled, persist=persist)
+    result = await use_cases.set_enabled(svc, params, caller)
+    return skill, result.skill, catalog.root
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
-        view = catalog_view(args)
-        ref = ops.ref_from_text(view.catalog, args.skill)
-        skill = ops.resolve(view.catalog, ref, include_disabled=True)
-        was = skill.enabled
-        state = StateStore(default_state_path())
-        ops.save_enabled(state, view.catalog, skill, args.enabled, project=args.project)
-        # What holds now in this repository: a project's own flag wins over the user's.
-        flagged = view.catalog.with_disabled(state.disabled(view.catalog.root)).get(skill.id)
-        now = flagged.enabled if flagged is not None else args.enabled
+        skill, after, root = run_in_process(
+            args, partial(_set, args.skill, args.enabled, args.project)
+        )
     except SkillsdError as exc:
         print(f"skillsd {args.command}: {one_line(exc.message)}", file=sys.stderr)
         return FAILURE_STATUS
-    after = msgspec.structs.replace(skill, enabled=now)
+    was = skill.enabled
+    # What holds now in this repository: a project's own flag wins over the user's.
+    now = after.enabled
     if args.json:
         sys.stdout.buffer.write(msgspec.json.encode(SetEnabledResult(skill=after)) + b"\n")
         return 0
     verb = "enabled" if args.enabled else "disabled"
-    where = f"in {view.catalog.root}" if args.project else "for you"
+    where = f"in {root}" if args.project else "for you"
     already = " (it already was)" if was == args.enabled else ""
     print(one_line(f"{skill.name} {verb} {where}{already}: {skill.path}"))
     if now != args.enabled:
         # Only a user-wide change can be overridden: this repository has its own flag.
         print(
             one_line(
-                f"{skill.name} stays {'enabled' if now else 'disabled'} in {view.catalog.root}, "
+                f"{skill.name} stays {'enabled' if now else 'disabled'} in {root}, "
                 f"which has its own flag: `skillsd {args.command} --project {skill.name}`"
             )
         )

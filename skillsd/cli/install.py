@@ -2,40 +2,39 @@
 agent, with a lock file (``docs/install-skills.md``). ``install SOURCE`` is ``add`` and a bare
 ``install`` is ``restore``, as npm's ``install <pkg>`` and ``install``.
 
-The same operations as ``skills.install``, ``skills.restore``, ``skills.update``,
-``skills.remove``, ``skills.installed`` and ``skills.scan``; ``--json`` prints exactly the
-Struct the method returns. Progress lines (clone, copy) go to stderr.
+Each runs the use case of ``skills.install``, ``skills.restore``, ``skills.update``,
+``skills.remove``, ``skills.installed`` or ``skills.scan`` in this process
+(:mod:`skillsd.runtime.install_requests`, the install pool included); ``--json`` prints exactly
+the Struct the method returns. Progress lines (clone, copy) go to stderr.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 import msgspec
 
 from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import SkillsdError
-from skillsd.installing import (
-    InstallContext,
-    install,
-    installed,
-    remove,
-    restore,
-    scan_path,
-    update,
-)
+from skillsd.runtime import use_cases
+from skillsd.runtime.services import Services
 from skillsd_protocol.install import (
     InstalledParams,
     InstallParams,
     RemoveParams,
     RestoreParams,
     ScanFinding,
+    ScanParams,
     UpdateParams,
 )
+
+_P = TypeVar("_P")
+_R = TypeVar("_R")
 
 
 def _common(parser: argparse.ArgumentParser, *, scope: bool = True) -> None:
@@ -195,9 +194,19 @@ def _progress(line: str) -> None:
     sys.stderr.flush()
 
 
-def _context(args: argparse.Namespace) -> InstallContext:
+def _run(
+    args: argparse.Namespace,
+    use_case: Callable[[Services, _P, use_cases.Caller], Coroutine[Any, Any, _R]],
+    params: _P,
+) -> _R:
+    """``use_case`` in this process, for ``--cwd``, its progress on stderr."""
     cwd = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
-    return InstallContext(cwd=cwd, env=os.environ, home=os.path.expanduser("~"), progress=_progress)
+    svc = Services.create(cwd=cwd, for_one_command=True)
+    caller = use_cases.Caller(progress=lambda line, _done: _progress(line))
+    try:
+        return asyncio.run(use_case(svc, params, caller))
+    finally:
+        svc.catalogs.close()
 
 
 def _scope(args: argparse.Namespace) -> Any:
@@ -233,7 +242,7 @@ def _add(args: argparse.Namespace) -> int:
         mode="copy" if args.copy else "link",
         force=args.force,
     )
-    result = install(params, _context(args))
+    result = _run(args, use_cases.install_skills, params)
     if args.json:
         _emit(result)
         return 0
@@ -264,7 +273,8 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _restore(args: argparse.Namespace) -> int:
-    result = restore(RestoreParams(scope=_scope(args), force=args.force), _context(args))
+    params = RestoreParams(scope=_scope(args), force=args.force)
+    result = _run(args, use_cases.restore_skills, params)
     if args.json:
         _emit(result)
         return 0
@@ -282,7 +292,7 @@ def _update(args: argparse.Namespace) -> int:
     params = UpdateParams(
         names=args.names or None, check=args.check, force=args.force, scope=_scope(args)
     )
-    result = update(params, _context(args))
+    result = _run(args, use_cases.update_skills, params)
     if args.json:
         _emit(result)
         return 0
@@ -306,7 +316,8 @@ def _update(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    result = remove(RemoveParams(name=args.name, scope=_scope(args)), _context(args))
+    params = RemoveParams(name=args.name, scope=_scope(args))
+    result = _run(args, use_cases.remove_skill, params)
     if args.json:
         _emit(result)
         return 0
@@ -316,7 +327,7 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 def _installed(args: argparse.Namespace) -> int:
-    result = installed(InstalledParams(scope=_scope(args)), _context(args))
+    result = _run(args, use_cases.installed_skills, InstalledParams(scope=_scope(args)))
     if args.json:
         _emit(result)
         return 0 if all(s.status == "ok" for s in result.skills) else 1
@@ -335,8 +346,7 @@ def _installed(args: argparse.Namespace) -> int:
 
 
 def _scan(args: argparse.Namespace) -> int:
-    base = os.path.abspath(args.cwd) if args.cwd else os.getcwd()
-    result = scan_path(os.path.join(base, args.path))
+    result = _run(args, use_cases.scan_skills, ScanParams(path=args.path))
     danger = any(f.severity == "danger" for f in result.findings)
     if args.json:
         _emit(result)

@@ -1,12 +1,12 @@
 """``skillsd run /name args…``: a user's slash command, as a host would run it (docs/protocol.md).
 
-The operation is :func:`skillsd.operations.invoke`, in this process with no daemon and no
-session; the CLI acts for the user, so only a deny refuses. The shell has already split the
-arguments, so they are joined back with shell quoting: ``$ARGUMENTS`` then reads as the user
-would have typed it, and splitting it again gives the same words. One quoted argument holding
-the whole command (``skillsd run "/fix-issue 12 'high priority'"``) is taken as typed.
-``skillsd run`` with no command lists the commands there are; ``--path``/``--id`` or
-``NAME@scope`` pick one of several skills sharing a name.
+The use case is ``skills.invoke``'s (:mod:`skillsd.runtime.use_cases`), in this process with
+no daemon and no session; the CLI acts for the user, so only a deny refuses. The shell has
+already split the arguments, so they are joined back with shell quoting: ``$ARGUMENTS`` then
+reads as the user would have typed it, and splitting it again gives the same words. One quoted
+argument holding the whole command (``skillsd run "/fix-issue 12 'high priority'"``)
+is taken as typed. ``skillsd run`` with no command lists the commands there are; ``--path``/``--id``
+or ``NAME@scope`` pick one of several skills sharing a name.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ import shlex
 import sys
 from typing import Any
 
-from skillsd import operations as ops
-from skillsd.cli.catalog import catalog_view, emit_json, failing, one_line
+from skillsd.cli.in_process import run_in_process
+from skillsd.cli.output import emit_json, failing, one_line
 from skillsd.core.display_text import escape_controls
-from skillsd_protocol.messages import CommandsParams, InvokeParams
+from skillsd.runtime import use_cases
+from skillsd_protocol.messages import CommandsParams, CommandsResult, InvokeParams
 
 
 def register(subparsers: Any) -> None:
@@ -58,7 +59,6 @@ def command_text(command: str, arguments: list[str]) -> str:
 
 @failing
 def _run(args: argparse.Namespace) -> int:
-    view = catalog_view(args)
     if args.path is not None or args.id is not None:
         # No command name: every word is an argument.
         words = [args.slash, *args.arguments] if args.slash is not None else []
@@ -66,10 +66,10 @@ def _run(args: argparse.Namespace) -> int:
             path=args.path, id=args.id, arguments=shlex.join(words), format=args.format
         )
     elif args.slash is None:
-        return _list_commands(view, args.json)
+        return _list_commands(args)
     else:
         params = InvokeParams(command=command_text(args.slash, args.arguments), format=args.format)
-    result = ops.invoke(view, params).result
+    result = run_in_process(args, lambda svc, caller: use_cases.invoke(svc, params, caller))
     if args.json:
         return emit_json(result)
     print(escape_controls(result.content, multiline=True))
@@ -84,9 +84,17 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list_commands(view: ops.OperationView, as_json: bool) -> int:
-    listed = ops.commands(view, CommandsParams())
-    if as_json:
+def _list_commands(args: argparse.Namespace) -> int:
+    def as_is(_view: object, result: CommandsResult) -> CommandsResult:
+        return result
+
+    listed = run_in_process(
+        args,
+        lambda svc, caller: use_cases.commands(
+            svc, CommandsParams(), caller, as_is, key="cli:skills.commands"
+        ),
+    )
+    if args.json:
         return emit_json(listed)
     usages = [
         one_line(f"/{c.name} {c.argument_hint}" if c.argument_hint else f"/{c.name}")

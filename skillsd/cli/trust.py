@@ -2,7 +2,7 @@
 
 Until you trust a repository root, its skills' ``allowed-tools`` grant nothing and its
 ``.agents/skillsd.toml`` can only tighten your policy (docs/permissions.md). The decision is
-saved in the user's state file (atomically), exactly as ``trust.set`` saves it, so every running
+saved in the user's state file (atomically) by the use case ``trust.set`` runs, so every running
 daemon applies it at its next check. ``PATH`` is any directory inside the repository (default: .);
 its repository root is what gets trusted.
 """
@@ -10,19 +10,19 @@ its repository root is what gets trusted.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from typing import Any
 
 import msgspec
 
-from skillsd import operations as ops
 from skillsd.core.config import project_config_path
 from skillsd.core.display_text import escape_controls
-from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
-from skillsd.core.state import StateStore, default_state_path
-from skillsd.core.trust import resolve_trust
+from skillsd.runtime import use_cases
+from skillsd.runtime.services import Services
+from skillsd_protocol.messages import TrustSetParams
 
 __all__ = ["register"]
 
@@ -45,19 +45,16 @@ def _run(args: argparse.Namespace) -> int:
     if not os.path.isdir(path):
         print(f"skillsd trust: {args.path}: not a directory", file=sys.stderr)
         return FAILURE_STATUS
-    source = ConfigSource(os.environ)
-    state = StateStore(default_state_path())
+    params = TrustSetParams(cwd=path, trusted=not args.revoke)
     try:
-        config, _sources, root = source.for_cwd(path)
-        state.set_trust(root, not args.revoke)
-        trust = resolve_trust(
-            root, state.trust_decisions(), source.user().trust, home=os.path.expanduser("~")
-        )
+        svc = Services.create(cwd=path, for_one_command=True)
+        config, root = svc.config_for(path, None)
+        trust = asyncio.run(use_cases.trust_set(svc, params))
     except SkillsdError as exc:
         print(f"skillsd trust: {escape_controls(exc.message)}", file=sys.stderr)
         return FAILURE_STATUS
     if args.json:
-        sys.stdout.buffer.write(msgspec.json.encode(ops.trust_info(trust)) + b"\n")
+        sys.stdout.buffer.write(msgspec.json.encode(trust) + b"\n")
         return 0
     shown = escape_controls(root)
     if trust.trusted:

@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
 import re
 import sys
 import time
+from functools import partial
 from typing import Any
 
 import msgspec
 
-from skillsd.cli.catalog import catalog_view
+from skillsd.cli.in_process import run_in_process
 from skillsd.core.display_text import escape_controls
-from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
-from skillsd.core.state import default_state_path
-from skillsd.runtime.usage_report import report
-from skillsd_protocol.messages import UsageResult
+from skillsd.runtime import use_cases
+from skillsd.runtime.services import Services
+from skillsd_protocol.messages import UsageParams, UsageResult
 
 __all__ = ["parse_since", "register"]
 
@@ -67,6 +66,10 @@ def parse_since(text: str, now: float) -> float:
     return moment.timestamp()  # a naive time is the local one
 
 
+async def _report(params: UsageParams, svc: Services, caller: use_cases.Caller) -> UsageResult:
+    return await use_cases.usage_report(svc, params, caller)
+
+
 def _run(args: argparse.Namespace) -> int:
     now = time.time()
     try:
@@ -74,18 +77,9 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"skillsd usage: {exc}", file=sys.stderr)
         return FAILURE_STATUS
+    params = UsageParams(since=since)
     try:
-        view = catalog_view(args)
-        config = ConfigSource(os.environ).user()
-        result = report(
-            view.catalog.root,
-            view.catalog.skills,
-            since=since,
-            ledger=config.ledger,
-            state_path=default_state_path(),
-            home=os.path.expanduser("~"),
-            env=os.environ,
-        )
+        result = run_in_process(args, partial(_report, params))
     except SkillsdError as exc:
         print(f"skillsd usage: {escape_controls(exc.message)}", file=sys.stderr)
         return FAILURE_STATUS

@@ -17,11 +17,11 @@ from typing import Any
 
 import msgspec
 
-from skillsd import operations as ops
 from skillsd.core import limits
 from skillsd.core.display_text import escape_controls
 from skillsd.core.fs_boundary import TreeLimit, walk_tree
 from skillsd.core.skillfile import SKILL_FILE, Mode
+from skillsd.runtime.validation_requests import skill_file_verdict
 from skillsd_protocol import Diagnostic
 
 
@@ -139,7 +139,7 @@ def _targets(path: str, skipped: list[str]) -> Iterator[str | ValidatedSkill]:
 
 
 def _check(skill_file: str, mode: Mode, fail_on_warnings: bool) -> ValidatedSkill:
-    parsed, valid = ops.skill_file_verdict(skill_file, mode, fail_on_warnings=fail_on_warnings)
+    parsed, valid = skill_file_verdict(skill_file, mode, fail_on_warnings=fail_on_warnings)
     name = parsed.fields.name if parsed.fields is not None else None
     return ValidatedSkill(path=skill_file, valid=valid, diagnostics=parsed.diagnostics, name=name)
 

@@ -191,7 +191,8 @@ def _unopened(path: str, problems: list[Diagnostic]) -> Diagnostic:
     return Diagnostic(severity="warning", code=code, message=f"{path}: {message}", path=path)
 
 
-def _assemble(
+# Complex by design: one pass over every parsed skill: ids, names, copies, errors.
+def _assemble(  # noqa: C901
     plan: RootPlan,
     config: Config,
     found_skills: Iterable[FoundSkill],

@@ -32,7 +32,7 @@ from typing import Final, Literal
 
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.host_fields import model_description
+from skillsd.core.host_fields import model_description, model_may_see
 from skillsd.core.prompt_budget import choose_entries, estimate_tokens
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import CatalogFormat, PromptResult
@@ -251,7 +251,7 @@ def render_catalog(
     docstring)."""
     _check_budget(max_entries, max_bytes)
     fmt = _formatter(format, include_location)
-    enabled = [s for s in skills if s.enabled and s.invocation.model]
+    enabled = [s for s in skills if model_may_see(s)]
     total = len(enabled)
     if not total:
         return PromptResult(text="", shown=0, total=0, truncated=False, bytes=0)
@@ -351,7 +351,7 @@ def render_catalog_within(
     are left out; each kept skill has its description (cut to ``max_description_chars``) or
     its name alone, printed in catalog order. ``omitted`` names the rest."""
     fmt = _formatter(format, include_location)
-    candidates = [s for s in skills if s.enabled and s.invocation.model]
+    candidates = [s for s in skills if model_may_see(s)]
     shown = [s for s in candidates if s.id not in hidden]
     position = {s.id: i for i, s in enumerate(shown)}
     cut: dict[int, str] = {}  # only the entries the walk reaches are ever described

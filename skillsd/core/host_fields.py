@@ -48,6 +48,7 @@ __all__ = [
     "invocation_marks",
     "merge_readings",
     "model_description",
+    "model_may_see",
     "read_openai_yaml",
     "slash_usage",
     "with_reading",
@@ -153,6 +154,12 @@ def model_description(skill: SkillMetadata) -> str:
     (docs/conformance.md)."""
     when = skill.host.when_to_use if skill.host is not None else None
     return f"{skill.description} {when}" if when else skill.description
+
+
+def model_may_see(skill: SkillMetadata) -> bool:
+    """Whether the model is shown ``skill`` (in a catalog prompt, a suggestion, the MCP
+    skills listing): enabled, and not for the user alone (``disable-model-invocation``)."""
+    return skill.enabled and skill.invocation.model
 
 
 def invocation_marks(skill: SkillMetadata) -> list[str]:

@@ -146,7 +146,8 @@ def _type_name(value: Any) -> str:
     return "a string"
 
 
-def validate_fields(
+# Complex by design: the field rules: a branch per field.
+def validate_fields(  # noqa: C901
     raw: dict[str, Any], *, path: str | None, dir_name: str | None, mode: Mode = "strict"
 ) -> tuple[SkillFields | None, list[Diagnostic]]:
     """Apply the skill format's field rules to a loaded frontmatter mapping.

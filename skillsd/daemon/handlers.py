@@ -1,5 +1,5 @@
 """The skill, session, policy and tool methods on JSON-RPC: each one decodes (the endpoint
-does, from the method table), calls its use case in :mod:`skillsd.runtime.requests`, and
+does, from the method table), calls its use case in :mod:`skillsd.runtime.use_cases`, and
 encodes. What is JSON-RPC's own stays here: which connection hears ``skills.changed``, which
 sessions a connection holds, and one encoding of a large answer per catalog."""
 
@@ -15,14 +15,11 @@ from typing import Any
 import msgspec
 
 from skillsd import __version__
-from skillsd import operations as ops
 from skillsd.core.model_tools import tool_definitions
 from skillsd.jsonrpc.endpoint import Connection, RequestContext, Router, open_connections
 from skillsd.jsonrpc.router import Encoded
-from skillsd.runtime import install_requests as irq
 from skillsd.runtime import process_status
-from skillsd.runtime import requests as rq
-from skillsd.runtime import usage_requests as urq
+from skillsd.runtime import use_cases as rq
 from skillsd.runtime.services import Services
 from skillsd_protocol.messages import (
     CommandsParams,
@@ -32,8 +29,6 @@ from skillsd_protocol.messages import (
     SessionOpenResult,
     ToolsListParams,
     ToolsListResult,
-    ValidateParams,
-    ValidateResult,
 )
 
 
@@ -46,7 +41,6 @@ def register(router: Router, services: Services) -> None:
     router.add("skills.commands", partial(_commands, services))
     router.add("session.open", partial(_session_open, services))
     router.add("tools.list", _tools_list, mode="inline")
-    router.add("skills.validate", _validate, mode="thread")
     router.add("daemon.status", partial(_status, services))
     router.emits("skills.changed")
 
@@ -101,21 +95,12 @@ async def _commands(svc: Services, params: CommandsParams, ctx: RequestContext) 
 async def _session_open(
     svc: Services, params: SessionOpenParams, ctx: RequestContext
 ) -> SessionOpenResult:
-    session, resumed = await rq.open_session(svc, params)
     conn = ctx.connection
-    if session.id not in conn.held_sessions:
+    if not conn.held_sessions:
         # Held while this connection lives: the session cap only drops unheld sessions.
-        if not conn.held_sessions:
-            conn.add_close_callback(partial(_release_sessions, svc, conn))
-        conn.held_sessions.add(session.id)
-        svc.sessions.hold(session.id)
+        conn.add_close_callback(partial(rq.release_sessions, svc, conn.held_sessions))
+    session, resumed = await rq.lease_session(svc, params, conn.held_sessions)
     return SessionOpenResult(session_id=session.id, cwd=session.cwd, resumed=resumed)
-
-
-def _release_sessions(svc: Services, conn: Connection) -> None:
-    for session_id in conn.held_sessions:
-        svc.sessions.release(session_id)
-    conn.held_sessions.clear()
 
 
 def _tools_list(params: ToolsListParams, ctx: RequestContext) -> ToolsListResult:
@@ -141,10 +126,6 @@ async def _status(svc: Services, params: Params, ctx: RequestContext) -> DaemonS
     )
 
 
-def _validate(params: ValidateParams, ctx: RequestContext) -> ValidateResult:
-    return ops.validate(params)
-
-
 _WITH_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "skills.list": rq.list_skills,
     "skills.search": rq.search,
@@ -158,15 +139,20 @@ _WITH_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "skills.setEnabled": rq.set_enabled,
     "context.inspect": rq.inspect,
     "tools.call": rq.tools_call,
-    "agents.list": rq.agents_list,
-    "agents.get": rq.agents_get,
-    "skills.install": irq.install_skills,
-    "skills.installed": irq.installed_skills,
-    "skills.update": irq.update_skills,
-    "skills.remove": irq.remove_skill,
-    "skills.restore": irq.restore_skills,
-    "skills.scan": irq.scan_skills,
-    "usage.report": urq.usage_report,
+    "personas.list": rq.personas_list,
+    "personas.get": rq.personas_get,
+    # Deprecated aliases of personas.*, kept for one release.
+    "agents.list": rq.personas_list,
+    "agents.get": rq.personas_get,
+    "doctor.report": rq.doctor_report,
+    "agents.matrix": rq.agents_matrix,
+    "skills.install": rq.install_skills,
+    "skills.installed": rq.installed_skills,
+    "skills.update": rq.update_skills,
+    "skills.remove": rq.remove_skill,
+    "skills.restore": rq.restore_skills,
+    "skills.scan": rq.scan_skills,
+    "usage.report": rq.usage_report,
 }
 
 _WITHOUT_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
@@ -176,6 +162,7 @@ _WITHOUT_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "permissions.remember": rq.remember,
     "trust.get": rq.trust_get,
     "trust.set": rq.trust_set,
+    "skills.validate": rq.validate,
 }
 
 __all__ = ["register"]

@@ -132,7 +132,8 @@ class _ProcessWatch:
             self._loop.add_reader(self._pidfd, self._gone)
 
     async def _poll(self) -> None:
-        while process_alive(self._pid):
+        # Without a pidfd there is no event to wait on: a parent's exit can only be polled.
+        while process_alive(self._pid):  # noqa: ASYNC110
             await asyncio.sleep(limits.PARENT_POLL_SECONDS)
         self._gone()
 

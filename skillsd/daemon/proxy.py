@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 from skillsd.core import limits
-from skillsd.daemon import runtime_paths
+from skillsd.daemon import socket_paths
 
 __all__ = ["ProxyError", "check_server_uid", "connect", "connect_or_spawn", "peer_uid", "run_proxy"]
 
@@ -83,7 +83,7 @@ def connect(path: Path) -> socket.socket:
 
 def spawn_daemon(path: Path, idle_timeout: float) -> subprocess.Popen[bytes]:
     """Start a detached socket daemon for ``path`` (its own session, stdio away from ours)."""
-    log_path = runtime_paths.companion_path(path, ".log")
+    log_path = socket_paths.companion_path(path, ".log")
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     try:
         command = [sys.executable, "-m", "skillsd", "serve", "--socket", os.fspath(path)]
@@ -124,7 +124,7 @@ def connect_or_spawn(
         # failed; either way keep trying until the deadline, then point at its log.
         daemon.poll()
         if time.monotonic() >= deadline:
-            log_path = runtime_paths.companion_path(path, ".log")
+            log_path = socket_paths.companion_path(path, ".log")
             status = "" if daemon.returncode is None else f" (it exited {daemon.returncode})"
             raise ProxyError(
                 f"no skillsd daemon answered on {path} within {timeout:.0f}s{status}: "
@@ -170,10 +170,10 @@ def run_proxy(
 ) -> int:
     """The ``skillsd proxy`` entry point."""
     try:
-        sock_path = runtime_paths.default_socket_path() if path is None else path
-        runtime_paths.check_socket_path(sock_path)
+        sock_path = socket_paths.default_socket_path() if path is None else path
+        socket_paths.check_socket_path(sock_path)
         sock = connect_or_spawn(sock_path, idle_timeout=idle_timeout, timeout=timeout)
-    except (runtime_paths.RuntimeDirError, ProxyError) as exc:
+    except (socket_paths.RuntimeDirError, ProxyError) as exc:
         print(f"skillsd proxy: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:

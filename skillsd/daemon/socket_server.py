@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from skillsd.core import limits
-from skillsd.daemon import app, runtime_paths
+from skillsd.daemon import app, socket_paths
 from skillsd.daemon.daemon_lock import AlreadyRunning, DaemonLock
 from skillsd.daemon.proxy import peer_uid
 from skillsd.jsonrpc.channel import StreamChannel
@@ -160,7 +160,7 @@ def bind_socket(path: Path) -> socket.socket:
         pass
     else:
         if not stat.S_ISSOCK(st.st_mode):
-            raise runtime_paths.RuntimeDirError(
+            raise socket_paths.RuntimeDirError(
                 f"{path} exists and is not a socket; not touching it"
             )
         os.unlink(path)  # stale: its daemon no longer holds the lock
@@ -188,10 +188,10 @@ def run_socket_server(
 ) -> int:
     """The ``skillsd serve --socket`` entry point; errors go to stderr with a non-zero status."""
     try:
-        sock_path = runtime_paths.default_socket_path() if path is None else path
-        runtime_paths.check_socket_path(sock_path)
-        lock = DaemonLock.acquire(runtime_paths.companion_path(sock_path, ".lock"))
-    except runtime_paths.RuntimeDirError as exc:
+        sock_path = socket_paths.default_socket_path() if path is None else path
+        socket_paths.check_socket_path(sock_path)
+        lock = DaemonLock.acquire(socket_paths.companion_path(sock_path, ".lock"))
+    except socket_paths.RuntimeDirError as exc:
         print(f"skillsd: {exc}", file=sys.stderr)
         return 1
     except AlreadyRunning as exc:
@@ -207,7 +207,7 @@ def run_socket_server(
     try:
         try:
             sock = bind_socket(sock_path)
-        except runtime_paths.RuntimeDirError as exc:
+        except socket_paths.RuntimeDirError as exc:
             print(f"skillsd: {exc}", file=sys.stderr)
             return 1
         except OSError as exc:

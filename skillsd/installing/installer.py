@@ -64,7 +64,7 @@ from skillsd.installing.lock_store import (
     save_manifest,
     target_for,
 )
-from skillsd.installing.skill_copy import copy_skill
+from skillsd.installing.skill_staging import copy_skill
 from skillsd.installing.transaction import (
     Transaction,
     pause_point,

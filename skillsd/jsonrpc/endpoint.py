@@ -87,9 +87,10 @@ from skillsd.jsonrpc.rpc_errors import (
     MethodNotFound,
     ParseError,
     RpcError,
+    code_of,
 )
 from skillsd.runtime.file_ops import RequestCancelled
-from skillsd_protocol import KIND_CODES, ErrorCode
+from skillsd_protocol import ErrorCode
 from skillsd_protocol.messages import ProgressParams, ProgressValue
 
 __all__ = [
@@ -600,10 +601,9 @@ class Connection:
                 field = exc.data.field
                 data = {"field": field} if field is not None else UNSET
                 return error_payload(id_, ErrorCode.INVALID_PARAMS, message, data)
-            code = KIND_CODES.get(exc.kind)
-            if code is None:
+            code = code_of(exc)
+            if code == ErrorCode.INTERNAL_ERROR:
                 log.error("%s: %s raised unknown error kind %r", self.label, ctx.method, exc.kind)
-                code = ErrorCode.INTERNAL_ERROR
             return error_payload(id_, code, exc.message, exc.wire_data())
         log.error("%s: internal error in %s", self.label, ctx.method, exc_info=exc)
         return error_payload(

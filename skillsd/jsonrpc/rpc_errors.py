@@ -1,7 +1,8 @@
 """JSON-RPC error replies as exceptions: one class per code, each knowing its code
 (docs/protocol.md).
 
-A handler raises one of these (or a core `SkillsdError`, which the endpoint maps by kind)."""
+A handler raises one of these, or a core `SkillsdError`, whose code every face takes from
+:func:`code_of` (the one mapping: the daemon's endpoint and the MCP bridge alike)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any, ClassVar
 
 from msgspec import UNSET
 
-from skillsd_protocol import ErrorCode
+from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd_protocol import KIND_CODES, ErrorCode
 
 __all__ = [
     "InternalError",
@@ -18,7 +20,17 @@ __all__ = [
     "MethodNotFound",
     "ParseError",
     "RpcError",
+    "code_of",
 ]
+
+
+def code_of(exc: SkillsdError) -> ErrorCode:
+    """The code a refusal is sent with, on every face: a bad parameter's ``-32602``, a known
+    kind's own code, and ``-32603`` for a kind with none (a fault of the server's, not of the
+    request)."""
+    if isinstance(exc.data, InvalidParamsData):
+        return ErrorCode.INVALID_PARAMS
+    return KIND_CODES.get(exc.kind, ErrorCode.INTERNAL_ERROR)
 
 
 class RpcError(Exception):

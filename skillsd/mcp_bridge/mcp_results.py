@@ -3,7 +3,7 @@ results and its refusals into MCP errors, with no MCP SDK and no pydantic.
 
 Every face that serves MCP says the same things: the stdio face writes these dicts as they are,
 and a face built on the SDK can hand them to it. Nothing here reads a file or a catalog; the
-callers run the use cases (:mod:`skillsd.runtime.requests`) and pass their results in.
+callers run the use cases (:mod:`skillsd.runtime.use_cases`) and pass their results in.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillsd.core import limits
-from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd.core.errors import SkillsdError
+from skillsd.jsonrpc.rpc_errors import code_of
 from skillsd.runtime.file_ops import RequestCancelled
-from skillsd_protocol import KIND_CODES, SkillMetadata
+from skillsd_protocol import KIND_CODES, ErrorCode, SkillMetadata
 from skillsd_protocol.messages import (
     Command,
     InvokeResult,
@@ -24,8 +25,8 @@ from skillsd_protocol.messages import (
 )
 
 if TYPE_CHECKING:  # at run time only their instances come in: this module imports fast
-    from skillsd import operations as ops
     from skillsd.mcp_bridge.skill_uris import SkillUris, UriTarget
+    from skillsd.runtime.loading_requests import SkillContents
     from skillsd.runtime.services import View
 
 __all__ = [
@@ -77,8 +78,8 @@ INSTRUCTIONS = (
     "with skill_read_file."
 )
 
-INVALID_PARAMS = -32602
-REQUEST_CANCELLED = -32800
+INVALID_PARAMS = int(ErrorCode.INVALID_PARAMS)
+REQUEST_CANCELLED = int(ErrorCode.REQUEST_CANCELLED)
 
 
 class McpFailure(Exception):
@@ -96,9 +97,7 @@ def failure(exc: SkillsdError | RequestCancelled) -> McpFailure:
     """The MCP error for a refusal of the runtime: the code of its kind and its message."""
     if isinstance(exc, RequestCancelled):
         return McpFailure(REQUEST_CANCELLED, exc.message)
-    if isinstance(exc.data, InvalidParamsData):
-        return McpFailure(INVALID_PARAMS, exc.message)
-    return McpFailure(int(KIND_CODES.get(exc.kind, INVALID_PARAMS)), exc.message)
+    return McpFailure(int(code_of(exc)), exc.message)
 
 
 def unknown_resource(uri: str) -> McpFailure:
@@ -298,7 +297,7 @@ def prompt_result(result: InvokeResult) -> dict[str, Any]:
 # -- the skills extension (SEP-2640) -------------------------------------------------------
 
 
-def skill_entry(contents: ops.SkillContents, uris: SkillUris) -> dict[str, Any]:
+def skill_entry(contents: SkillContents, uris: SkillUris) -> dict[str, Any]:
     """One ``skills/list`` entry: the URI, the frontmatter as written and every file with its
     digest and size (``"dynamic"`` past the listing bounds)."""
     skill = contents.skill

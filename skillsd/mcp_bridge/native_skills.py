@@ -1,5 +1,5 @@
 """The skill methods of ``skillsd mcp``: each request's params become a use case of
-:mod:`skillsd.runtime.requests`, and its result an MCP result
+:mod:`skillsd.runtime.use_cases`, and its result an MCP result
 (:mod:`skillsd.mcp_bridge.mcp_results`), nothing more.
 
 One instance serves one client, which is one skillsd session (reload suppression, grants and
@@ -30,11 +30,12 @@ import msgspec
 from skillsd.core import limits
 from skillsd.core.catalog import Catalog
 from skillsd.core.errors import SkillsdError
+from skillsd.core.host_fields import model_may_see
 from skillsd.core.model_tools import tool_definitions
 from skillsd.mcp_bridge import mcp_results as mr
 from skillsd.mcp_bridge.exchange import ClientRefused, Exchange, Peer
 from skillsd.mcp_bridge.skill_uris import TEMPLATES, SkillUris
-from skillsd.runtime import requests as rq
+from skillsd.runtime import use_cases as rq
 from skillsd.runtime.file_ops import RequestCancelled
 from skillsd.runtime.services import Services, View
 from skillsd_protocol import KIND_CODES, SkillMetadata
@@ -43,6 +44,7 @@ from skillsd_protocol.messages import (
     CommandsParams,
     InvokeParams,
     ReadFileParams,
+    SessionOpenParams,
     SkillsChangedParams,
     ToolsCallParams,
 )
@@ -78,7 +80,7 @@ def _listed(catalog: Catalog) -> tuple[list[SkillMetadata], SkillUris]:
     catalog (a changed catalog, or a session's own enable flags, is another catalog)."""
 
     def build() -> tuple[list[SkillMetadata], SkillUris]:
-        skills = [s for s in catalog.skills if s.enabled and s.invocation.model]
+        skills = [s for s in catalog.skills if model_may_see(s)]
         return skills, SkillUris(catalog.skills)
 
     return catalog.derived("mcp:visible", build)
@@ -122,6 +124,8 @@ class NativeSkills:
         self.cwd_given = cwd_given
         self.peer = peer
         self._client: _Client | None = None
+        #: The skillsd session this client holds (its lease: released when it goes).
+        self._held: set[str] = set()
         self._opening: asyncio.Lock | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._tools = [d.name for d in tool_definitions("default")]
@@ -161,10 +165,8 @@ class NativeSkills:
         """The client is gone (an HTTP session deleted or expired): its skillsd session
         closes and its catalogs stop telling it of changes."""
         self.services.catalogs.forget_listener(self)
-        client, self._client = self._client, None
-        if client is not None and client.session_id is not None:
-            self.services.sessions.release(client.session_id)
-            self.services.sessions.close(client.session_id)
+        self._client = None
+        rq.release_sessions(self.services, self._held, close=True)
 
     # -- the client --------------------------------------------------------------------------
 
@@ -182,8 +184,9 @@ class NativeSkills:
             if self.stateless:
                 client = self._client = _Client(cwd, None)
             else:
-                session, _resumed = self.services.sessions.open(None, cwd)
-                self.services.sessions.hold(session.id)
+                # The same lease as a daemon connection's, the same cwd check.
+                opened = SessionOpenParams(cwd=cwd)
+                session, _resumed = await rq.lease_session(self.services, opened, self._held)
                 client = self._client = _Client(cwd, session.id)
             # Watching starts with the client, not with its first list: a subscription made
             # right after `initialize` hears the next edit.
@@ -205,11 +208,9 @@ class NativeSkills:
             for r in roots
         ):
             return None  # no roots answer: the process's cwd it is
-        for root in roots:
-            path = unquote(root["uri"][len("file://") :])
-            if os.path.isdir(path):
-                return os.path.realpath(path)
-        return None
+        paths = [unquote(root["uri"][len("file://") :]) for root in roots]
+        # Probing folders waits on the filesystem: never on the loop.
+        return await asyncio.to_thread(_first_folder, paths)
 
     async def _view(self, client: _Client) -> View:
         """What the client sees, for the listings this face renders itself."""
@@ -420,3 +421,11 @@ class NativeSkills:
             self.services, client.cwd, client.session_id, target.skill, self._caller
         )
         return self._with_result_type(ex, mr.directory_listing(uri, target, files, uris))
+
+
+def _first_folder(paths: list[str]) -> str | None:
+    """The real path of the first of ``paths`` that is a folder (a client's first root)."""
+    for path in paths:
+        if os.path.isdir(path):
+            return os.path.realpath(path)
+    return None

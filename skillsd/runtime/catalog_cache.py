@@ -131,10 +131,14 @@ class CatalogCache:
         env: Mapping[str, str],
         home: str,
         watch: bool = True,
+        revalidate: bool = True,
         disabled: Callable[[str], frozenset[str]] = lambda _root: frozenset(),
         trust_decisions: Callable[[], Mapping[str, bool]] = dict,
     ) -> None:
         self._env = env
+        #: Without watching, re-check a catalog's files at every request (a long-lived
+        #: process); False: a catalog once built stands (one command of a short-lived one).
+        self._revalidate = revalidate
         self._home = home
         self._watch = WatchService(on_overflow=self.on_overflow) if watch else None
         self._disabled = disabled
@@ -231,7 +235,8 @@ class CatalogCache:
             # The repository's trust changed: the plugins only its settings enable come or go.
             entry.pending, entry.dirty = None, True
         entry.trusted = trusted
-        if entry.catalog is not None and entry.mode == "watching" and not entry.dirty:
+        current = entry.mode == "watching" or not self._revalidate
+        if entry.catalog is not None and current and not entry.dirty:
             return entry.catalog, entry
         return await self._update(entry, progress), entry
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 
-from skillsd import operations as ops
 from skillsd.installing import (
     InstallContext,
     install,
@@ -23,7 +22,8 @@ from skillsd.installing import (
     scan_path,
     update,
 )
-from skillsd.runtime.requests import Caller, _view
+from skillsd.runtime.caller import NOBODY, Caller, view_for
+from skillsd.runtime.request_view import resolve
 from skillsd.runtime.services import Services
 from skillsd_protocol.install import (
     InstalledParams,
@@ -49,8 +49,6 @@ __all__ = [
     "update_skills",
 ]
 
-_NOBODY = Caller()
-
 
 def _context(svc: Services, cwd: str | None, caller: Caller) -> InstallContext:
     progress = caller.progress
@@ -63,45 +61,45 @@ def _context(svc: Services, cwd: str | None, caller: Caller) -> InstallContext:
 
 
 async def install_skills(
-    svc: Services, params: InstallParams, caller: Caller = _NOBODY
+    svc: Services, params: InstallParams, caller: Caller = NOBODY
 ) -> InstallResult:
     """``skills.install``."""
     return await svc.install_pool.run(install, params, _context(svc, params.cwd, caller))
 
 
 async def installed_skills(
-    svc: Services, params: InstalledParams, caller: Caller = _NOBODY
+    svc: Services, params: InstalledParams, caller: Caller = NOBODY
 ) -> InstalledResult:
     """``skills.installed``."""
     return await svc.install_pool.run(installed, params, _context(svc, params.cwd, caller))
 
 
 async def update_skills(
-    svc: Services, params: UpdateParams, caller: Caller = _NOBODY
+    svc: Services, params: UpdateParams, caller: Caller = NOBODY
 ) -> UpdateResult:
     """``skills.update``."""
     return await svc.install_pool.run(update, params, _context(svc, params.cwd, caller))
 
 
 async def remove_skill(
-    svc: Services, params: RemoveParams, caller: Caller = _NOBODY
+    svc: Services, params: RemoveParams, caller: Caller = NOBODY
 ) -> RemoveResult:
     """``skills.remove``."""
     return await svc.install_pool.run(remove, params, _context(svc, params.cwd, caller))
 
 
 async def restore_skills(
-    svc: Services, params: RestoreParams, caller: Caller = _NOBODY
+    svc: Services, params: RestoreParams, caller: Caller = NOBODY
 ) -> RestoreResult:
     """``skills.restore``."""
     return await svc.install_pool.run(restore, params, _context(svc, params.cwd, caller))
 
 
-async def scan_skills(svc: Services, params: ScanParams, caller: Caller = _NOBODY) -> ScanResult:
+async def scan_skills(svc: Services, params: ScanParams, caller: Caller = NOBODY) -> ScanResult:
     """``skills.scan``: ``path`` (a folder, taken from the cwd) or a catalog skill."""
     if params.path is not None and params.id is None and params.name is None:
         folder = os.path.join(svc.request_cwd(params.cwd, None), params.path)
         return await svc.install_pool.run(scan_path, folder)
-    view = await _view(svc, caller, params.cwd, None)
-    skill = ops.resolve(view.seen.catalog, params, include_disabled=True)
+    view = await view_for(svc, caller, params.cwd, None)
+    skill = resolve(view.seen.catalog, params, include_disabled=True)
     return await svc.install_pool.run(scan_path, skill.dir)

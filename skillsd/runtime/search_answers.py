@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from skillsd import operations as ops
-from skillsd.core.model_tools import ToolRequest
+from skillsd.core.model_tools import ToolRequest, search_text
 from skillsd.core.search import SearchIndex
+from skillsd.runtime.catalog_requests import search_in
+from skillsd.runtime.request_view import RequestView
 from skillsd.runtime.services import View
-from skillsd_protocol.messages import ToolsCallResult
+from skillsd_protocol.messages import SearchParams, ToolsCallResult
 
-__all__ = ["MAX_ANSWERS", "Answers", "search_tool"]
+__all__ = ["MAX_ANSWERS", "Answers", "answer_search", "search_tool"]
 
 #: Search answers kept per catalog.
 MAX_ANSWERS = 256
@@ -50,14 +51,30 @@ class Answers:
         return answer
 
 
+def answer_search(
+    view: RequestView, request: ToolRequest, index: tuple[SearchIndex, frozenset[str]]
+) -> ToolsCallResult:
+    """The search tool's answer as model text, computed now. Raises ``SkillsdError`` (a query
+    the search refuses); the tool call turns it into model text."""
+    found = search_in(
+        view,
+        index[0],
+        SearchParams(query=request.query or "", limit=request.limit, scope=request.scope),
+        # The model never sees the skills only the user may invoke (docs/conformance.md).
+        disabled_ids=index[1] | view.catalog.model_hidden,
+    )
+    return ToolsCallResult(content=search_text(found), is_error=False)
+
+
 def search_tool(
     view: View, request: ToolRequest, index: tuple[SearchIndex, frozenset[str]]
 ) -> ToolsCallResult:
     """The search tool's answer to ``request`` over ``index`` (the view's search index and the
-    ids it must treat as disabled), remembered when the index is the catalog's shared one."""
+    ids it must treat as disabled), remembered when the index is the catalog's shared one.
+    Raises as :func:`answer_search` does (nothing is remembered then)."""
 
     def make() -> ToolsCallResult:
-        return ops.tools_call(view.seen, request, index).result
+        return answer_search(view.seen, request, index)
 
     shared = view.entry.search_index
     if shared is None or shared[1] is not index[0]:

@@ -3,7 +3,7 @@ trust, search indexes, file-operation slots.
 
 "What does this request see" (cwd, session, extra roots, per-session enable flags, the policy
 of the catalog's config) is decided here, in exactly one place: :meth:`Services.view` gives the
-:class:`~skillsd.operations.OperationView` a use case passes to its operation.
+:class:`~skillsd.runtime.request_view.RequestView` a use case passes to its steps.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from skillsd.core.sessions import Session, SessionStore
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.suggest import SuggestIndex
 from skillsd.core.trust import TrustState, resolve_trust
-from skillsd.operations import OperationView
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
 from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
 from skillsd.runtime.file_ops import FileOps
+from skillsd.runtime.request_view import RequestView
 from skillsd.runtime.use_ledger_file import UseLedger, ledger_dir
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def _ledger_config(catalogs: CatalogCache) -> LedgerConfig | None:
 class View:
     """What one request's operation sees, with the cache entry its catalog came from."""
 
-    seen: OperationView
+    seen: RequestView
     entry: CachedCatalog
 
     @property
@@ -82,6 +82,8 @@ class Services:
     semantic_checked: bool = False
     #: The use ledger (docs/usage.md): None records nothing.
     ledger: UseLedger | None = None
+    #: False when the user acts directly (the CLI): no request is gated (docs/permissions.md).
+    gated: bool = True
 
     @classmethod
     def create(
@@ -91,14 +93,19 @@ class Services:
         env: Mapping[str, str] | None = None,
         watch: bool = True,
         state_path: str | None = None,
+        for_one_command: bool = False,
+        home: str | None = None,
     ) -> Services:
+        """The services of a process. ``for_one_command``: one CLI command acting for the user
+        (no watching, each catalog built once, nothing gated)."""
         env = os.environ if env is None else env
-        home = os.path.expanduser("~")
+        home = os.path.expanduser("~") if home is None else home
         state = StateStore(state_path or default_state_path())
         catalogs = CatalogCache(
             env=env,
             home=home,
-            watch=watch,
+            watch=watch and not for_one_command,
+            revalidate=not for_one_command,
             disabled=state.disabled,
             trust_decisions=state.trust_decisions,
         )
@@ -109,7 +116,12 @@ class Services:
             home=home,
             env=env,
             file_ops=FileOps.from_env(env),
-            ledger=UseLedger(ledger_dir(state.path), config=partial(_ledger_config, catalogs)),
+            # The ledger records what the daemon and the MCP bridge serve, not the user's
+            # own commands.
+            ledger=None
+            if for_one_command
+            else UseLedger(ledger_dir(state.path), config=partial(_ledger_config, catalogs)),
+            gated=not for_one_command,
         )
 
     def session(self, session_id: str | None) -> Session | None:
@@ -189,10 +201,10 @@ class Services:
         # The cache read the repository's trust for this request (the state file and the
         # user's config, as trust_of does); it is read again at every check.
         trust = entry.trust
-        seen = OperationView(
+        seen = RequestView(
             catalog,
             session,
-            check=partial(self.check, catalog.config, catalog.root),
+            check=partial(self.check, catalog.config, catalog.root) if self.gated else None,
             trust=trust
             if trust is not None and trust.root == catalog.root
             else self.trust_of(catalog.root),

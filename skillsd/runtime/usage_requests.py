@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from skillsd.runtime.requests import Caller
+from skillsd.runtime.caller import NOBODY, Caller
 from skillsd.runtime.services import Services
 from skillsd.runtime.usage_report import report
 from skillsd_protocol.messages import UsageParams, UsageResult
 
 __all__ = ["usage_report"]
 
-_NOBODY = Caller()
 #: How long a report waits for the ledger's writer to catch up.
 _FLUSH_SECONDS = 5.0
 
 
-async def usage_report(svc: Services, params: UsageParams, caller: Caller = _NOBODY) -> UsageResult:
+async def usage_report(svc: Services, params: UsageParams, caller: Caller = NOBODY) -> UsageResult:
     """``usage.report``: the catalog of ``cwd`` (for the skills never used) and the report of
     its repository, read in a file-operation thread."""
     view = await svc.view(cwd=params.cwd, session_id=None, connection_roots=caller.extra_roots)

@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 import skillsd_client
-from skillsd.daemon import runtime_paths
+from skillsd.daemon import socket_paths
 from skillsd_client import AsyncClient, Client
 from skillsd_protocol import METHODS
 from tests.import_isolation import imported_in_isolation
@@ -96,7 +96,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
 def daemon_runtime_dir() -> Path:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return runtime_paths.runtime_dir()
+        return socket_paths.runtime_dir()
 
 
 def private_dir(path: Path, mode: int = 0o700) -> Path:
@@ -153,5 +153,5 @@ def test_default_socket_path_is_created_private(
     runtime = tmp_path / "deep" / "run"
     clean_env.setenv("SKILLSD_RUNTIME_DIR", os.fspath(runtime))
     path = skillsd_client.default_socket_path()
-    assert path == runtime_paths.default_socket_path() == runtime / "skillsd.sock"
+    assert path == socket_paths.default_socket_path() == runtime / "skillsd.sock"
     assert os.stat(runtime).st_mode & 0o777 == 0o700

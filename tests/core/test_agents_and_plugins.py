@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from skillsd import operations as ops
 from skillsd.core.catalog import Catalog
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
 from skillsd.core.errors import SkillsdError
+from skillsd.runtime.catalog_requests import listing, render_prompt, slash_commands
+from skillsd.runtime.invocation_requests import invocation_of
+from skillsd.runtime.request_view import RequestView
 from skillsd_protocol.messages import CommandsParams, InvokeParams, ListParams, PromptParams
 
 
@@ -80,13 +82,13 @@ def test_an_agent_that_reads_the_cwd_only_misses_the_parents_skills(
 def test_list_and_prompt_give_one_agents_view(place: dict[str, Path]) -> None:
     skill(place["project"] / ".claude/skills", "claude-thing", "For Claude.")
     skill(place["project"] / ".gemini/skills", "gemini-thing", "For Gemini.")
-    view = ops.OperationView(catalog(place))
-    listed = ops.list_skills(view, ListParams(agent="gemini-cli"))
+    view = RequestView(catalog(place))
+    listed = listing(view, ListParams(agent="gemini-cli"))
     assert [s.name for s in listed.skills] == ["gemini-thing"]
     # Copilot reads .claude/skills too, but not .gemini/skills.
-    listed = ops.list_skills(view, ListParams(agent="copilot"))
+    listed = listing(view, ListParams(agent="copilot"))
     assert [s.name for s in listed.skills] == ["claude-thing"]
-    prompt = ops.prompt(view, PromptParams(agent="claude-code", format="markdown"))
+    prompt = render_prompt(view, PromptParams(agent="claude-code", format="markdown"))
     assert "claude-thing" in prompt.text and "gemini-thing" not in prompt.text
 
 
@@ -121,10 +123,10 @@ def test_an_enabled_claude_code_plugin_brings_its_namespaced_skills(
     assert names(cat.seen_by("copilot")) == []
     assert cat.resolve(name="tools:fmt").id == plugin_skill.id
     # Its slash command is namespaced, and invoking it by that name runs it.
-    view = ops.OperationView(cat)
-    commands = [c.name for c in ops.commands(view, CommandsParams()).commands]
+    view = RequestView(cat)
+    commands = [c.name for c in slash_commands(view, CommandsParams()).commands]
     assert "tools:fmt" in commands and "fmt" in commands
-    invoked = ops.invoke(view, InvokeParams(command="/tools:fmt"))
+    invoked = invocation_of(view, InvokeParams(command="/tools:fmt"))
     assert invoked.source.id == plugin_skill.id
     # The project's settings win over the user's: disabled there, it is gone.
     (place["project"] / ".claude").mkdir()
@@ -192,10 +194,10 @@ def test_identical_copies_are_shown_once_in_prompts_and_commands(place: dict[str
     tidy = [s for s in cat.skills if s.name == "tidy"]
     assert len(tidy) == 2 and sum(s.copy_of is not None for s in tidy) == 1
     assert all(s.same_name is None for s in tidy)
-    view = ops.OperationView(cat)
-    prompt = ops.prompt(view, PromptParams(format="markdown"))
+    view = RequestView(cat)
+    prompt = render_prompt(view, PromptParams(format="markdown"))
     assert (prompt.shown, prompt.total) == (1, 1)
-    assert [c.name for c in ops.commands(view, CommandsParams()).commands].count("tidy") == 1
+    assert [c.name for c in slash_commands(view, CommandsParams()).commands].count("tidy") == 1
     # Each agent still sees the copy in its own folder.
     assert [s.name for s in cat.seen_by("claude-code")] == ["tidy"]
 

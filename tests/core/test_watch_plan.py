@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
-from skillsd.cli.doctor import diagnose
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import Root, RootPlan
 from skillsd.core.watch_plan import watch_plan
+from skillsd.runtime.diagnosis_requests import doctor_report
+from skillsd.runtime.services import Services
+from skillsd_protocol.diagnosis import DoctorParams
 
 
 def write_skill(directory: Path) -> None:
@@ -101,13 +104,14 @@ def test_doctor_reports_what_the_daemon_would_watch(tmp_path: Path) -> None:
         "SKILLSD_CONFIG": os.fspath(tmp_path / "none.toml"),
         "HOME": os.fspath(home),
     }
-    report = diagnose(
-        os.fspath(repo),
+    svc = Services.create(
+        cwd=os.fspath(repo),
         env=env,
         home=os.fspath(home),
-        extra_roots=[],
         state_path=os.fspath(tmp_path / "state.json"),
+        for_one_command=True,
     )
+    report = asyncio.run(doctor_report(svc, DoctorParams()))
     # A skill reached through a symlink is watched at its real directory, as the daemon does.
     assert os.fspath(tmp_path / "outside" / "linked") in report.watch.directories
     assert os.fspath(skills) in report.watch.directories

@@ -76,7 +76,7 @@ def test_a_ping_is_answered_while_a_suggest_matches_its_active_files(
 
         return held
 
-    monkeypatch.setattr("skillsd.operations.paths_match_reason", gated)
+    monkeypatch.setattr("skillsd.runtime.catalog_requests.paths_match_reason", gated)
     daemon = client.daemon
     daemon.send(
         request(

@@ -19,7 +19,7 @@ from skillsd.mcp_bridge.exchange import Exchange
 from skillsd.mcp_bridge.mcp_connection import Listeners
 from skillsd.mcp_bridge.mcp_results import McpFailure
 from skillsd.mcp_bridge.native_skills import NativeSkills
-from skillsd.runtime import requests as rq
+from skillsd.runtime import use_cases as rq
 from skillsd.runtime.search_answers import Answers, search_tool
 from skillsd.runtime.services import Services
 from skillsd_protocol.messages import (

@@ -36,7 +36,7 @@ def test_it_answers_and_serves_without_the_mcp_sdk_or_pydantic(tree: dict[str, P
         for line in stderr.splitlines()
         if line.startswith("import time:")
     }
-    assert "skillsd.runtime.requests" in imported  # the skills were served by this process
+    assert "skillsd.runtime.use_cases" in imported  # the skills were served by this process
     assert not {name for name in imported if name.split(".")[0] in HEAVY}
 
 

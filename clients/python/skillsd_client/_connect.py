@@ -2,7 +2,7 @@
 
 The client must work without the daemon's dependencies installed, so it cannot import
 ``skillsd`` (nor ``platformdirs``). The default socket path is therefore derived here the same
-way ``skillsd.daemon.runtime_paths`` derives it: ``$SKILLSD_RUNTIME_DIR``, else platformdirs'
+way ``skillsd.daemon.socket_paths`` derives it: ``$SKILLSD_RUNTIME_DIR``, else platformdirs'
 ``user_runtime_dir("skillsd")`` (``$XDG_RUNTIME_DIR/skillsd`` when that directory is usable, else
 ``/run/user/<uid>/skillsd``, else ``<tmp>/runtime-<uid>/skillsd``; macOS:
 ``~/Library/Caches/TemporaryItems/skillsd``). A test compares both on several environments.

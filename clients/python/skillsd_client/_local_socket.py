@@ -1,5 +1,5 @@
 """The shared daemon's socket without the asyncio machinery: where it is (the runtime
-directory, kept in step with ``skillsd.daemon.runtime_paths``), whose it is (the server must
+directory, kept in step with ``skillsd.daemon.socket_paths``), whose it is (the server must
 run as our own user), and one blocking request over it, for a short-lived process such as a
 prompt hook that asks one question and exits (importing asyncio would cost it more than the
 answer does).

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from skillsd_protocol import diagnosis as diag
 from skillsd_protocol import install as inst
 from skillsd_protocol import messages as m
 from skillsd_protocol import model
@@ -770,7 +771,7 @@ class AsyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.AgentsListResult:
-        """``agents.list``: Agent definitions of a cwd, and the ones that cannot be used.
+        """``agents.list``: Deprecated alias of `personas.list` (kept for one release).
 
         Application errors (`RpcError.kind`): ``invalid_config``.
         """
@@ -792,7 +793,7 @@ class AsyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.AgentsGetResult:
-        """``agents.get``: One agent with its skills resolved; `render` adds its system prompt.
+        """``agents.get``: Deprecated alias of `personas.get` (kept for one release).
 
         Application errors (`RpcError.kind`): ``agent_not_found``, ``unknown_skill_reference``,
         ``ambiguous_skill``, ``permission_denied``, ``invalid_config``.
@@ -801,6 +802,101 @@ class AsyncMethods:
             "agents.get",
             _params(m.AgentsGetParams, name=name, cwd=cwd, render=render),
             result_type=m.AgentsGetResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def personas_list(
+        self,
+        *,
+        cwd: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.AgentsListResult:
+        """``personas.list``: Personas (agent definitions) of a cwd, and the ones that cannot be
+        used.
+
+        Application errors (`RpcError.kind`): ``invalid_config``.
+        """
+        result: m.AgentsListResult = await self.request(
+            "personas.list",
+            _params(m.AgentsListParams, cwd=cwd),
+            result_type=m.AgentsListResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def personas_get(
+        self,
+        *,
+        name: str,
+        cwd: str | None = None,
+        render: bool = False,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.AgentsGetResult:
+        """``personas.get``: One persona with its skills resolved; `render` adds its system prompt.
+
+        Application errors (`RpcError.kind`): ``agent_not_found``, ``unknown_skill_reference``,
+        ``ambiguous_skill``, ``permission_denied``, ``invalid_config``.
+        """
+        result: m.AgentsGetResult = await self.request(
+            "personas.get",
+            _params(m.AgentsGetParams, name=name, cwd=cwd, render=render),
+            result_type=m.AgentsGetResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def doctor_report(
+        self,
+        *,
+        cwd: str | None = None,
+        extra_roots: list[str] | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> diag.DoctorReport:
+        """``doctor.report``: What skillsd sees in a cwd and why: config files, roots, watching,
+        state, trust, policy, personas, suggestions, scan findings and every problem (a bad config
+        is reported, the rest shown with the defaults).
+
+        Application errors (`RpcError.kind`): none beyond ``-32602``.
+        """
+        result: diag.DoctorReport = await self.request(
+            "doctor.report",
+            _params(diag.DoctorParams, cwd=cwd, extra_roots=extra_roots),
+            result_type=diag.DoctorReport,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def agents_matrix(
+        self,
+        *,
+        cwd: str | None = None,
+        extra_roots: list[str] | None = None,
+        all_agents: bool = False,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> diag.AgentsMatrix:
+        """``agents.matrix``: Which coding agent (Claude Code, Codex, ...) finds which skill of a
+        cwd, where each looks, and copies that drifted apart.
+
+        Application errors (`RpcError.kind`): ``invalid_config``.
+        """
+        result: diag.AgentsMatrix = await self.request(
+            "agents.matrix",
+            _params(
+                diag.AgentsMatrixParams,
+                cwd=cwd,
+                extra_roots=extra_roots,
+                all_agents=all_agents,
+            ),
+            result_type=diag.AgentsMatrix,
             timeout=timeout,
             on_progress=on_progress,
         )
@@ -1742,7 +1838,7 @@ class SyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.AgentsListResult:
-        """``agents.list``: Agent definitions of a cwd, and the ones that cannot be used.
+        """``agents.list``: Deprecated alias of `personas.list` (kept for one release).
 
         Application errors (`RpcError.kind`): ``invalid_config``.
         """
@@ -1764,7 +1860,7 @@ class SyncMethods:
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
     ) -> m.AgentsGetResult:
-        """``agents.get``: One agent with its skills resolved; `render` adds its system prompt.
+        """``agents.get``: Deprecated alias of `personas.get` (kept for one release).
 
         Application errors (`RpcError.kind`): ``agent_not_found``, ``unknown_skill_reference``,
         ``ambiguous_skill``, ``permission_denied``, ``invalid_config``.
@@ -1773,6 +1869,101 @@ class SyncMethods:
             "agents.get",
             _params(m.AgentsGetParams, name=name, cwd=cwd, render=render),
             result_type=m.AgentsGetResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def personas_list(
+        self,
+        *,
+        cwd: str | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.AgentsListResult:
+        """``personas.list``: Personas (agent definitions) of a cwd, and the ones that cannot be
+        used.
+
+        Application errors (`RpcError.kind`): ``invalid_config``.
+        """
+        result: m.AgentsListResult = self.request(
+            "personas.list",
+            _params(m.AgentsListParams, cwd=cwd),
+            result_type=m.AgentsListResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def personas_get(
+        self,
+        *,
+        name: str,
+        cwd: str | None = None,
+        render: bool = False,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> m.AgentsGetResult:
+        """``personas.get``: One persona with its skills resolved; `render` adds its system prompt.
+
+        Application errors (`RpcError.kind`): ``agent_not_found``, ``unknown_skill_reference``,
+        ``ambiguous_skill``, ``permission_denied``, ``invalid_config``.
+        """
+        result: m.AgentsGetResult = self.request(
+            "personas.get",
+            _params(m.AgentsGetParams, name=name, cwd=cwd, render=render),
+            result_type=m.AgentsGetResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def doctor_report(
+        self,
+        *,
+        cwd: str | None = None,
+        extra_roots: list[str] | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> diag.DoctorReport:
+        """``doctor.report``: What skillsd sees in a cwd and why: config files, roots, watching,
+        state, trust, policy, personas, suggestions, scan findings and every problem (a bad config
+        is reported, the rest shown with the defaults).
+
+        Application errors (`RpcError.kind`): none beyond ``-32602``.
+        """
+        result: diag.DoctorReport = self.request(
+            "doctor.report",
+            _params(diag.DoctorParams, cwd=cwd, extra_roots=extra_roots),
+            result_type=diag.DoctorReport,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def agents_matrix(
+        self,
+        *,
+        cwd: str | None = None,
+        extra_roots: list[str] | None = None,
+        all_agents: bool = False,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> diag.AgentsMatrix:
+        """``agents.matrix``: Which coding agent (Claude Code, Codex, ...) finds which skill of a
+        cwd, where each looks, and copies that drifted apart.
+
+        Application errors (`RpcError.kind`): ``invalid_config``.
+        """
+        result: diag.AgentsMatrix = self.request(
+            "agents.matrix",
+            _params(
+                diag.AgentsMatrixParams,
+                cwd=cwd,
+                extra_roots=extra_roots,
+                all_agents=all_agents,
+            ),
+            result_type=diag.AgentsMatrix,
             timeout=timeout,
             on_progress=on_progress,
         )

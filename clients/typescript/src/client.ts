@@ -17,8 +17,12 @@ import {
   type AgentsGetResult,
   type AgentsListParams,
   type AgentsListResult,
+  type AgentsMatrix,
+  type AgentsMatrixParams,
   type CheckParams,
   type CheckResult,
+  type DoctorParams,
+  type DoctorReport,
   type Empty,
   type ErrorDataByKind,
   type InitializeParams,
@@ -582,12 +586,34 @@ export class SkillsdClient extends EventEmitter<SkillsdClientEvents> implements 
     return this.request("permissions.remember", params, options);
   }
 
+  listPersonas(params?: AgentsListParams, options?: RequestOptions): Promise<AgentsListResult> {
+    return this.request("personas.list", params ?? {}, options);
+  }
+
+  getPersona(params: AgentsGetParams, options?: RequestOptions): Promise<AgentsGetResult> {
+    return this.request("personas.get", params, options);
+  }
+
+  /** @deprecated `agents.list` is the old name of `personas.list`: use {@link listPersonas}. */
   listAgents(params?: AgentsListParams, options?: RequestOptions): Promise<AgentsListResult> {
     return this.request("agents.list", params ?? {}, options);
   }
 
+  /** @deprecated `agents.get` is the old name of `personas.get`: use {@link getPersona}. */
   getAgent(params: AgentsGetParams, options?: RequestOptions): Promise<AgentsGetResult> {
     return this.request("agents.get", params, options);
+  }
+
+  // -- diagnosis --------------------------------------------------------------------------
+
+  /** What `skillsd doctor --json` prints: what skillsd sees in a cwd, and why. */
+  doctorReport(params?: DoctorParams, options?: RequestOptions): Promise<DoctorReport> {
+    return this.request("doctor.report", params ?? {}, options);
+  }
+
+  /** Which coding agent finds which skill (`skillsd doctor --agents --json`). */
+  agentsMatrix(params?: AgentsMatrixParams, options?: RequestOptions): Promise<AgentsMatrix> {
+    return this.request("agents.matrix", params ?? {}, options);
   }
 
   // -- installing skills (docs/install-skills.md) ------------------------------------------

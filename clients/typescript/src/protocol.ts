@@ -60,6 +60,30 @@ export interface AgentsListResult {
   errors: AgentLoadError[];
 }
 
+/** Which coding agent finds which skill (`doctor --agents --json` prints it). */
+export interface AgentsMatrix {
+  agents: string[];
+  /** @default false */
+  allAgents?: boolean;
+  /** @default [] */
+  drift?: string[];
+  folders: { [key: string]: string[] };
+  /** @default false */
+  noneFound?: boolean;
+  skills: MatrixRow[];
+}
+
+export interface AgentsMatrixParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default false */
+  allAgents?: boolean;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  extraRoots?: string[] | null;
+}
+
 /**
  * An install would replace `path` (skill `skill`), which the lock file does not own;
  * `force` replaces it.
@@ -173,6 +197,12 @@ export interface CommandsResult {
   commands: Command[];
 }
 
+export interface ConfigFile {
+  exists: boolean;
+  inEffect: boolean;
+  path: string;
+}
+
 /**
  * What a running daemon holds: `skillsd daemon status`. `startedAt` is Unix time;
  * `clients` counts the connections it serves now; RSS is in bytes (None off Linux).
@@ -216,6 +246,40 @@ export interface DigestMismatchData {
   kind: "digest_mismatch";
   /** @default null */
   skill?: string | null;
+}
+
+export interface DoctorParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  extraRoots?: string[] | null;
+}
+
+/** Everything `doctor` found; `errors` and `warnings` gather problems of every kind. */
+export interface DoctorReport {
+  agents: PersonasReport;
+  /** @default "" */
+  catalogSummary?: string;
+  config: ConfigFile[];
+  cwd: string;
+  errors: Diagnostic[];
+  /** @default [] */
+  findings?: ScanFinding[];
+  invalidSkills: SkillLoadError[];
+  permissions: PermissionsReport;
+  repoRoot: string;
+  roots: RootReport[];
+  skills: SkillCounts;
+  state: StateReport;
+  /** @default [] */
+  suggestStages?: string[];
+  /** @default 0 */
+  suggestThreshold?: number;
+  trust: TrustReport;
+  warnings: Diagnostic[];
+  watch: WatchReport;
 }
 
 /**
@@ -308,6 +372,12 @@ export interface HostFields {
   shortDescription?: string | null;
   /** @default null */
   whenToUse?: string | null;
+}
+
+export interface IgnoredReport {
+  key: string;
+  rule: string;
+  untilTrusted: boolean;
 }
 
 /**
@@ -640,6 +710,21 @@ export interface LockedSkill {
   status: "links-broken" | "missing" | "modified" | "ok";
 }
 
+export interface MatrixRow {
+  agents: string[];
+  /** @default null */
+  copyOf?: string | null;
+  /** @default [] */
+  hiddenFor?: string[];
+  id: string;
+  missedBy: string[];
+  name: string;
+  path: string;
+  scope: "extra" | "plugin" | "repo" | "user";
+  /** @default {} */
+  shownInstead?: { [key: string]: string };
+}
+
 export interface Mention {
   end: number;
   /** @default null */
@@ -750,6 +835,20 @@ export interface PermissionRequiredData {
   rule?: string | null;
   /** @default null */
   skill?: string | null;
+}
+
+export interface PermissionsReport {
+  allow: string[];
+  defaultAction: string;
+  deny: string[];
+  finalDeny: string[];
+  override: string[];
+}
+
+/** The persona (agent definition) folders of the cwd and the personas found there. */
+export interface PersonasReport {
+  directories: string[];
+  names: string[];
 }
 
 /**
@@ -925,6 +1024,14 @@ export interface RestoreResult {
   unchanged?: string[];
 }
 
+export interface RootReport {
+  errors: number;
+  exists: boolean;
+  path: string;
+  scope: "extra" | "plugin" | "repo" | "user";
+  skills: number;
+}
+
 /**
  * What the static scan saw: `file` relative to the skill folder, `skill` its name when
  * several skills were scanned.
@@ -1087,6 +1194,12 @@ export interface SkillCandidate {
   scope: "extra" | "plugin" | "repo" | "user";
 }
 
+export interface SkillCounts {
+  enabled: number;
+  invalid: number;
+  total: number;
+}
+
 /** A SKILL.md that could not be accepted into the catalog, with why. */
 export interface SkillLoadError {
   diagnostics: Diagnostic[];
@@ -1179,6 +1292,13 @@ export interface SkillsChangedParams {
   cwd: string;
   generation: number;
   removed: string[];
+}
+
+export interface StateReport {
+  disabled: number;
+  exists: boolean;
+  path: string;
+  remembered: number;
 }
 
 /** The state file at `path` cannot be read, so it is not overwritten. */
@@ -1291,6 +1411,17 @@ export interface TrustInfo {
   root: string;
   source: "config" | "default" | "state";
   trusted: boolean;
+}
+
+/** The repository root's trust (docs/permissions.md) and what not trusting it withholds. */
+export interface TrustReport {
+  /** @default [] */
+  ignored?: IgnoredReport[];
+  root: string;
+  source: string;
+  trusted: boolean;
+  /** @default [] */
+  withheldGrants?: string[];
 }
 
 /**
@@ -1425,20 +1556,36 @@ export interface WatchInfo {
   roots: string[];
 }
 
+/** Whether the folders a catalog's scan walked can be watched here (tried, then let go). */
+export interface WatchReport {
+  directories: string[];
+  /** @default null */
+  maxUserWatches?: number | null;
+  mode: "stat" | "watching";
+  /** @default null */
+  reason?: string | null;
+}
+
 /** Every request method: its params and its result. */
 export interface Methods {
   /**
-   * One agent with its skills resolved; `render` adds its system prompt.
+   * Deprecated alias of `personas.get` (kept for one release).
    *
    * Error kinds: agent_not_found, unknown_skill_reference, ambiguous_skill, permission_denied, invalid_config.
    */
   "agents.get": { params: AgentsGetParams; result: AgentsGetResult };
   /**
-   * Agent definitions of a cwd, and the ones that cannot be used.
+   * Deprecated alias of `personas.list` (kept for one release).
    *
    * Error kinds: invalid_config.
    */
   "agents.list": { params: AgentsListParams; result: AgentsListResult };
+  /**
+   * Which coding agent (Claude Code, Codex, ...) finds which skill of a cwd, where each looks, and copies that drifted apart.
+   *
+   * Error kinds: invalid_config.
+   */
+  "agents.matrix": { params: AgentsMatrixParams; result: AgentsMatrix };
   /**
    * What a session holds and how the cwd's catalog is kept fresh.
    *
@@ -1447,6 +1594,8 @@ export interface Methods {
   "context.inspect": { params: InspectParams; result: InspectResult };
   /** The daemon's pid, uptime, clients, catalogs, sessions and memory. */
   "daemon.status": { params: Params; result: DaemonStatusResult };
+  /** What skillsd sees in a cwd and why: config files, roots, watching, state, trust, policy, personas, suggestions, scan findings and every problem (a bad config is reported, the rest shown with the defaults). */
+  "doctor.report": { params: DoctorParams; result: DoctorReport };
   /** Introduce the client (optional); returns the protocol version and what the daemon offers. */
   "initialize": { params: InitializeParams; result: InitializeResult };
   /**
@@ -1461,6 +1610,18 @@ export interface Methods {
    * Error kinds: session_not_found, state_unreadable, state_write_failed.
    */
   "permissions.remember": { params: RememberParams; result: Empty };
+  /**
+   * One persona with its skills resolved; `render` adds its system prompt.
+   *
+   * Error kinds: agent_not_found, unknown_skill_reference, ambiguous_skill, permission_denied, invalid_config.
+   */
+  "personas.get": { params: AgentsGetParams; result: AgentsGetResult };
+  /**
+   * Personas (agent definitions) of a cwd, and the ones that cannot be used.
+   *
+   * Error kinds: invalid_config.
+   */
+  "personas.list": { params: AgentsListParams; result: AgentsListResult };
   /** Liveness check. */
   "ping": { params: Params; result: Empty };
   /**
@@ -1618,11 +1779,15 @@ export type MethodName = keyof Methods;
 export const METHOD_NAMES = [
   "agents.get",
   "agents.list",
+  "agents.matrix",
   "context.inspect",
   "daemon.status",
+  "doctor.report",
   "initialize",
   "permissions.check",
   "permissions.remember",
+  "personas.get",
+  "personas.list",
   "ping",
   "session.close",
   "session.compacted",

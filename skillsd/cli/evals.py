@@ -10,19 +10,20 @@ won instead. Exit 1 when a skill's precision or recall is under ``--min``.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 
-from skillsd import operations as ops
-from skillsd.cli.catalog import catalog_view, emit_json, failing, one_line, semantic_stage
+from skillsd.cli.in_process import run_in_process, view_of
+from skillsd.cli.output import emit_json, failing, one_line
 from skillsd.core import limits
 from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.fs_boundary import decode_json
-from skillsd.core.suggest import SuggestIndex
+from skillsd.runtime import use_cases
+from skillsd.runtime.services import Services
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import MAX_QUERY_CHARS, SuggestParams
 
@@ -106,18 +107,17 @@ def _cases(skill: SkillMetadata) -> list[tuple[str, bool]] | None:
     return cases
 
 
-def _evaluate(
-    view: ops.OperationView,
-    index: SuggestIndex,
-    meaning: Callable[[str], Sequence[float]] | None,
+async def _evaluate(
+    svc: Services,
+    caller: use_cases.Caller,
     skill: SkillMetadata,
     cases: list[tuple[str, bool]],
 ) -> tuple[SkillEval, float]:
     true_pos = false_pos = false_neg = 0
     misfires = []
     for query, should in cases:
-        similarity = meaning(query) if meaning is not None else None
-        result = ops.suggest(view, index, SuggestParams(prompt=query, limit=50), similarity)
+        params = SuggestParams(prompt=query, limit=50)
+        result = await use_cases.suggest(svc, params, caller)
         mine = next((s for s in result.suggestions if s.skill.id == skill.id), None)
         fired = mine is not None and mine.activate
         if fired and should:
@@ -155,22 +155,25 @@ def _evaluate(
 
 @failing
 def _eval(args: argparse.Namespace) -> int:
-    view = catalog_view(args)
-    index = SuggestIndex(view.catalog.skills)
-    meaning = None
     wanted = [os.path.realpath(p) for p in args.paths]
-    results: list[SkillEval] = []
-    for skill in view.catalog.skills:
-        if wanted and os.path.realpath(skill.dir) not in wanted:
-            continue
-        cases = _cases(skill)
-        if cases is None:
-            continue
-        if meaning is None:
-            meaning = semantic_stage(view)  # loaded once, for the first skill with cases
-        evaluated, worst = _evaluate(view, index, meaning, skill, cases)
-        evaluated.passed = worst >= args.min
-        results.append(evaluated)
+
+    async def body(svc: Services, caller: use_cases.Caller) -> list[SkillEval]:
+        # Every query is one `skills.suggest` over the same catalog (its index built once).
+        results: list[SkillEval] = []
+        skills = (await view_of(svc, caller)).catalog.skills
+        if wanted:
+            real = await asyncio.to_thread(lambda: [os.path.realpath(s.dir) for s in skills])
+            skills = [s for s, folder in zip(skills, real, strict=True) if folder in wanted]
+        for skill in skills:
+            cases = _cases(skill)
+            if cases is None:
+                continue
+            evaluated, worst = await _evaluate(svc, caller, skill, cases)
+            evaluated.passed = worst >= args.min
+            results.append(evaluated)
+        return results
+
+    results = run_in_process(args, body)
     if args.json:
         emit_json(results)
     elif not results:
