@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "completion",
     "hook",
     "trigger_eval",
+    "remote",
 )
 
 
@@ -60,6 +61,7 @@ COMMAND_OWNERS = {
     "completion": "completion",
     "hook": "hook",
     "eval": "trigger_eval",
+    "remote": "remote",
 }
 
 
