@@ -103,7 +103,8 @@ def _probe(args: argparse.Namespace) -> int:
                 if outcome.refusal is not None:
                     _say(f"refused {entry.name}: {outcome.refusal}")
                 else:
-                    _say(f"loaded {entry.name}: {len(outcome.verified)} files verified")
+                    n = len(outcome.verified)
+                    _say(f"loaded {entry.name}: {n} file{'s' * (n != 1)} verified")
     except RemoteError as exc:
         print(f"skillsd remote probe: {escape_controls(str(exc))}", file=sys.stderr)
         return UNREACHABLE_STATUS
