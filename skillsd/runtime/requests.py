@@ -48,6 +48,7 @@ from skillsd_protocol.messages import (
     PromptResult,
     ReadFileParams,
     ReadFileResult,
+    RefParams,
     RememberParams,
     SearchParams,
     SearchResult,
@@ -213,6 +214,7 @@ async def suggest(svc: Services, params: SuggestParams, caller: Caller = _NOBODY
 async def load(svc: Services, params: LoadParams, caller: Caller = _NOBODY) -> LoadResult:
     """``skills.load``: gate, read off the loop, then remember in the session."""
     view = await _view(svc, caller, params.cwd, params.session_id)
+    await _remote_ready(svc, view, params)
     loaded = await svc.file_ops.run(ops.load, view.seen, params)
     ops.record_load(view.session, loaded, view.catalog)
     return loaded
@@ -232,12 +234,15 @@ async def read_file(
     """``skills.readFile``, or (``model``) a read on the model's behalf, which obeys the
     model's rules: a skill the model may not invoke is refused."""
     view = await _view(svc, caller, params.cwd, params.session_id)
+    await _remote_ready(svc, view, params)
     return await svc.file_ops.run(ops.read_file, view.seen, params, model=model)
 
 
 async def invoke(svc: Services, params: InvokeParams, caller: Caller = _NOBODY) -> InvokeResult:
     """``skills.invoke``: substitute off the loop (under the time limit), then record."""
     view = await _view(svc, caller, params.cwd, params.session_id)
+    command = (params.command or "").lstrip("/").split(maxsplit=1)
+    await _remote_ready(svc, view, RefParams(name=command[0]) if command else params)
     invocation = await svc.file_ops.run(ops.invoke, view.seen, params)
     ops.record_invocation(view.session, invocation)
     return invocation.result
@@ -318,12 +323,26 @@ async def tools_call(
         request = decode_tool_call(params.name, params.arguments)
         view = await _view(svc, caller, params.cwd, params.session_id)
         index = await svc.search_index(view) if request.operation == "search" else None
+        if request.operation in ("load", "read_file"):
+            await _remote_ready(svc, view, RefParams(name=request.name, path=request.path))
     except SkillsdError as exc:
         return ops.tool_failure(exc)
     call = await svc.file_ops.run(ops.tools_call, view.seen, request, index)
     if call.loaded is not None:
         ops.record_load(view.session, call.loaded, view.catalog)
     return call.result
+
+
+async def _remote_ready(svc: Services, view: View, ref: RefParams) -> None:
+    """A remote skill's verified files in place before it is read (docs/remote.md); a skill
+    that does not resolve is left to the operation to refuse."""
+    if not view.catalog.plan.remote_roots:
+        return
+    try:
+        skill = ops.resolve(view.catalog, ref, include_disabled=True)
+    except SkillsdError:
+        return
+    await svc.remotes.ready(skill, view.catalog.config, view.seen.trusted)
 
 
 # -- sessions ------------------------------------------------------------------------------
