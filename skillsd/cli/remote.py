@@ -112,5 +112,59 @@ def _probe(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    print("skillsd remote list: no remotes are configured", file=sys.stderr)
+    import os
+    import time
+
+    import msgspec
+
+    from skillsd.core.effective_config import ConfigSource
+    from skillsd.core.errors import SkillsdError
+    from skillsd.runtime.remote_store import RemoteStore
+
+    try:
+        remotes = ConfigSource(os.environ).user().remote
+    except SkillsdError as exc:
+        print(f"skillsd remote list: {escape_controls(exc.message)}", file=sys.stderr)
+        return USAGE_STATUS
+    store = RemoteStore()
+    rows = []
+    for remote in remotes:
+        listing = store.listing(remote.name)
+        state = store.state(remote.name)
+        if listing is None or listing.url != remote.url:
+            status = "unreachable" if state.error else "not listed yet"
+        else:
+            status = "stale" if state.error else "ok"
+        rows.append(
+            {
+                "name": remote.name,
+                "url": remote.url,
+                "trusted": remote.trusted,
+                "state": status,
+                "skills": len(listing.skills) if listing is not None else 0,
+                "loaded": len(state.verified),
+                "refused": state.refused,
+                "error": state.error,
+                "lastSuccess": state.last_success or None,
+            }
+        )
+    if args.json:
+        sys.stdout.buffer.write(msgspec.json.encode(rows) + b"\n")
+        return 0
+    if not rows:
+        print("skillsd remote list: no remotes are configured ([[remote]] in your config)")
+        return 0
+    for row in rows:
+        when = row["lastSuccess"]
+        ago = f", listed {time.time() - when:.0f} s ago" if isinstance(when, float) else ""
+        trusted = ", trusted" if row["trusted"] else ""
+        _say(
+            f"{row['name']}  {row['url']}  {row['state']}: {row['skills']} skills, "
+            f"{row['loaded']} loaded{ago}{trusted}"
+        )
+        if row["error"]:
+            _say(f"  last error: {row['error']}")
+        refused: dict[str, str] = row["refused"]  # type: ignore[assignment]
+        for skill, why in sorted(refused.items()):
+            _say(f"  refused {row['name']}:{skill}: {why}")
     return 0

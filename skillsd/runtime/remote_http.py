@@ -66,7 +66,9 @@ class RemoteClient:
         token: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_reply_bytes: int = MAX_REPLY_BYTES,
+        version: str | None = None,
     ) -> None:
+        """``version``: the one the server spoke last time (skips finding it out again)."""
         self.url = check_url(url)
         parts = urlsplit(url)
         self._https = parts.scheme == "https"
@@ -78,6 +80,9 @@ class RemoteClient:
         self._max = max_reply_bytes
         self._conn: http.client.HTTPConnection | None = None
         self.wire = Wire(url, token)
+        if version == MODERN:
+            self.wire.version = MODERN
+        self._handshake_first = version == HANDSHAKE
 
     def __enter__(self) -> RemoteClient:
         return self
@@ -122,6 +127,9 @@ class RemoteClient:
     def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """The result of ``method``, in the version the server speaks (2026-07-28 tried first)."""
         wire = self.wire
+        if self._handshake_first:
+            self._handshake_first = False
+            self._handshake()
         if wire.version is None:
             reply = self._send(wire.request(method, params, MODERN), wire.last_id)
             if not refuses_version(reply):

@@ -38,8 +38,9 @@ from skillsd.core.remote_wire import RemoteEntry, RemoteError, RemoteFile
 from skillsd.core.token_file import read_token_file
 from skillsd.runtime.remote_http import DEFAULT_TIMEOUT, Listing, RemoteClient
 from skillsd.runtime.remote_load import load_skill
+from skillsd_protocol import Diagnostic
 
-__all__ = ["Loaded", "RemoteState", "RemoteStore", "StoredListing"]
+__all__ = ["Loaded", "RemoteState", "RemoteStore", "StoredListing", "remote_problems"]
 
 #: A loaded skill holds at most this many bytes (the sum of its listed sizes).
 MAX_SKILL_BYTES = 50 * 1024 * 1024
@@ -159,15 +160,16 @@ class RemoteStore:
 
     # -- talking to the remote (blocking) --------------------------------------------------------
 
-    def client(self, remote: RemoteConfig) -> RemoteClient:
-        """A conversation with ``remote``, its token read from its private file."""
+    def client(self, remote: RemoteConfig, version: str | None = None) -> RemoteClient:
+        """A conversation with ``remote``, its token read from its private file (``version``:
+        the protocol version it spoke when it was listed)."""
         token = None
         if remote.token_file:
             path = os.path.expanduser(remote.token_file)
             token, why = read_token_file(path)
             if token is None:
                 raise RemoteError(f"remote {remote.name!r}: tokenFile {path}: {why}")
-        return RemoteClient(remote.url, token=token, timeout=self.timeout)
+        return RemoteClient(remote.url, token=token, timeout=self.timeout, version=version)
 
     def refresh(self, remote: RemoteConfig, *, force: bool = False) -> StoredListing | None:
         """The remote's listing, asked anew unless the cached one is within its ttl; a failure
@@ -267,7 +269,7 @@ class RemoteStore:
         if state.error is not None and state.last_attempt >= started:
             return Loaded(None, error=state.error)  # just failed to answer: one timeout is enough
         try:
-            with self.client(remote) as client:
+            with self.client(remote, listing.version if listing else None) as client:
                 outcome = load_skill(
                     client,
                     entry,
@@ -367,3 +369,30 @@ def _stored(url: str, listing: Listing, now: float) -> StoredListing:
     return StoredListing(
         url, now, listing.ttl_ms, listing.cache_scope, listing.version, skills, listing.refused
     )
+
+
+def remote_problems(remotes: tuple[RemoteConfig, ...], store: RemoteStore) -> list[Diagnostic]:
+    """What ``skillsd doctor`` says of the remotes: each refused skill with the reason (an
+    error), and each remote whose last refresh failed (a warning: its skills are stale)."""
+    problems: list[Diagnostic] = []
+    for remote in remotes:
+        state = store.state(remote.name)
+        if state.error is not None:
+            problems.append(
+                Diagnostic(
+                    severity="warning",
+                    code="remote.unreachable",
+                    message=f"remote {remote.name}: {state.error} (its skills are stale)",
+                    path=remote.url,
+                )
+            )
+        problems.extend(
+            Diagnostic(
+                severity="error",
+                code="remote.refused",
+                message=f"{remote.name}:{skill} refused: {why}",
+                path=remote.url,
+            )
+            for skill, why in sorted(state.refused.items())
+        )
+    return problems

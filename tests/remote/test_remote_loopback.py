@@ -225,7 +225,7 @@ def test_a_server_serving_a_stale_digest_is_refused_and_doctor_says_why(tmp_path
             assert "refused: SKILL.md: digest sha256:" in got["error"]["message"]
             assert "Rm -rf" not in str(got)
             reads = [m for _v, m, _h in fake.seen if m == "resources/read"]
-            assert len(reads) == 1  # nothing after the refused SKILL.md
+            assert len(reads) == 1, " ".join(m or v for v, m, _h in fake.seen)
         finally:
             daemon.kill()
     doctor = subprocess.run(
