@@ -540,7 +540,7 @@ export interface ListParams {
   /** @default true */
   includeDisabled?: boolean;
   /** @default null */
-  scope?: "extra" | "plugin" | "repo" | "user" | null;
+  scope?: "extra" | "plugin" | "remote" | "repo" | "user" | null;
   /** @default null */
   sessionId?: string | null;
   /** @default null */
@@ -854,6 +854,15 @@ export interface RememberParams {
   sessionId: string;
 }
 
+/**
+ * The skills server a skill comes from (scope `remote`): the remote's name in the user's
+ * config and its URL (docs/remote.md).
+ */
+export interface RemoteInfo {
+  name: string;
+  url: string;
+}
+
 export interface RemoveParams {
   /** @default null */
   _meta?: Meta | null;
@@ -963,7 +972,7 @@ export interface SearchParams {
   limit?: number | null;
   query: string;
   /** @default null */
-  scope?: "extra" | "plugin" | "repo" | "user" | null;
+  scope?: "extra" | "plugin" | "remote" | "repo" | "user" | null;
   /** @default null */
   sessionId?: string | null;
   /** @default null */
@@ -1063,7 +1072,7 @@ export interface SetEnabledResult {
 export interface SkillCandidate {
   id: string;
   path: string;
-  scope: "extra" | "plugin" | "repo" | "user";
+  scope: "extra" | "plugin" | "remote" | "repo" | "user";
 }
 
 /** A SKILL.md that could not be accepted into the catalog, with why. */
@@ -1104,11 +1113,13 @@ export interface SkillMetadata {
   plugin?: PluginInfo | null;
   /** @default null */
   qualifiedName?: string | null;
+  /** @default null */
+  remote?: RemoteInfo | null;
   resources: ResourceCounts;
   root: string;
   /** @default null */
   sameName?: string[] | null;
-  scope: "extra" | "plugin" | "repo" | "user";
+  scope: "extra" | "plugin" | "remote" | "repo" | "user";
   size: number;
 }
 
