@@ -621,7 +621,7 @@ export interface LockedSkill {
   /** @default null */
   ref?: string | null;
   source: string;
-  sourceType: "archive" | "git" | "local";
+  sourceType: "archive" | "git" | "local" | "mcp";
   status: "links-broken" | "missing" | "modified" | "ok";
 }
 
