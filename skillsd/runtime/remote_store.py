@@ -230,7 +230,7 @@ class RemoteStore:
             except (OSError, ValueError):
                 same = False
             if not same or os.listdir(folder) != ["SKILL.md"]:
-                self._replace_folder(skills, entry.name, [("SKILL.md", stub)], listing.cache_scope)
+                _write_stub(folder, stub, listing.cache_scope)
         for name in os.listdir(skills):
             if (name not in wanted and not name.startswith(".")) or (
                 name.startswith(".") and name.endswith(".tmp")
@@ -352,6 +352,29 @@ class RemoteStore:
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)
             raise
+
+
+def _write_stub(folder: str, stub: bytes, scope: str) -> None:
+    """A listed skill's ``SKILL.md`` alone in its folder. Written without fsync: it is derived
+    from the listing (a crash leaves at worst a folder the next refresh rewrites), and a
+    thousand fsyncs would make a cold refresh of a large remote take seconds."""
+    if os.path.isdir(folder) and os.listdir(folder) != ["SKILL.md"]:
+        shutil.rmtree(folder)
+    make_folder(folder, 0o700)
+    temp = os.path.join(folder, f".SKILL.md.{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, _mode(scope))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(stub)
+        os.replace(temp, os.path.join(folder, "SKILL.md"))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _mode(scope: str) -> int:
+    return 0o644 if scope == "public" else 0o600
 
 
 def _stored(url: str, listing: Listing, now: float) -> StoredListing:
