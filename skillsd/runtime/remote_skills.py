@@ -37,12 +37,16 @@ class RemoteSkills:
         self.store = store or RemoteStore()
         self._busy: dict[str, asyncio.Lock] = {}
         self._loop_task: asyncio.Task[None] | None = None
+        #: Remotes of catalogs in use (a trusted repository's among them), by name.
+        self._followed: dict[str, RemoteConfig] = {}
         #: Remote name -> when (monotonic) its listing is past its ttl.
         self._due: dict[str, float] = {}
 
-    def start(self, user_config: Callable[[], Config]) -> None:
-        """Refresh the user's remotes in the background from now on (once per process; nothing
-        runs while no remote is configured)."""
+    def start(self, user_config: Callable[[], Config], config: Config, trusted: bool) -> None:
+        """Refresh in the background, from now on, the user's remotes and those of a catalog
+        in use (``config``, its repository ``trusted`` or not)."""
+        for remote in remotes_in_effect(config, trusted):
+            self._followed.setdefault(remote.name, remote)
         if self._loop_task is None:
             self._loop_task = asyncio.get_running_loop().create_task(
                 self._refresh_loop(user_config)
@@ -62,7 +66,8 @@ class RemoteSkills:
                 remotes = (await asyncio.to_thread(user_config)).remote
             except SkillsdError:
                 remotes = ()  # a broken config says so elsewhere; the remotes wait for a fix
-            for remote in remotes:
+            mine = {r.name for r in remotes}
+            for remote in [*remotes, *(r for r in self._followed.values() if r.name not in mine)]:
                 await self.refresh(remote)
             await asyncio.sleep(CHECK_SECONDS)
 

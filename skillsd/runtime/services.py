@@ -175,7 +175,7 @@ class Services:
             progress=progress,
         )
         if catalog.plan.remote_roots:
-            self.remotes.start(self.catalogs.configs.user)
+            self.remotes.start(self.catalogs.configs.user, catalog.config, catalog.plan.trusted)
         if session is not None and session.enabled_overrides:
             catalog = catalog.with_overrides(session.enabled_overrides)
         seen = OperationView(
