@@ -240,6 +240,8 @@ def _assemble(
             and old.found.host_stat == found.host_stat
             and old.found.path == found.path
             and old.found.dir == found.dir
+            # A remote marked trusted (or no longer) changes what its skills may grant.
+            and old.found.root.remote_trusted == found.root.remote_trusted
         ):
             reused_count += 1
             # Same file version: the parse stands; the entry too unless root/resources moved.
