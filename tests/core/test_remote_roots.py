@@ -26,7 +26,11 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
-    frontmatter = {"name": "deploy", "description": "Ship it.", "allowed-tools": "Bash(git *)"}
+    frontmatter: dict[str, object] = {
+        "name": "deploy",
+        "description": "Ship it.",
+        "allowed-tools": "Bash(git *)",
+    }
     _listed(tmp_path / "cache", "deploy", frontmatter)
     _listed(tmp_path / "cache", "review", {"name": "review", "description": "The team's review."})
     mine = project / ".agents" / "skills" / "review"
