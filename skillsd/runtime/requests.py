@@ -342,6 +342,12 @@ async def _remote_ready(svc: Services, view: View, ref: RefParams) -> None:
         skill = ops.resolve(view.catalog, ref, include_disabled=True)
     except SkillsdError:
         return
+    if skill.remote is None:
+        return
+    # Nothing is fetched for a load the policy would not let through (not even to ask).
+    loaded = view.session is not None and skill.path in view.session.loaded
+    if await svc.file_ops.run(ops.gate_load, view.seen, skill.name, deny_only=loaded):
+        return
     await svc.remotes.ready(skill, view.catalog.config, view.seen.trusted)
 
 

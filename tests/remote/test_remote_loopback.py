@@ -67,13 +67,14 @@ def team_server(
         h.stop(proc)
 
 
-def consumer(tmp: Path, remotes: str) -> tuple[dict[str, str], Path]:
+def consumer(tmp: Path, remotes: str, *, allow: bool = True) -> tuple[dict[str, str], Path]:
     """Machine B: its own home and a user config naming the remote(s)."""
     home = tmp / "home-b"
     home.mkdir(exist_ok=True)
     config = tmp / "config-b.toml"
-    # Loading asks nobody here: the user allows every load.
-    config.write_text('[permissions]\ndefaultAction = "allow"\n\n' + remotes)
+    # Loading asks nobody here (unless a test wants it to): the user allows every load.
+    allowed = '[permissions]\ndefaultAction = "allow"\n\n' if allow else ""
+    config.write_text(allowed + remotes)
     project = tmp / "project"
     (project / ".git").mkdir(parents=True, exist_ok=True)
     environ = h.env(
@@ -238,3 +239,31 @@ def test_a_server_serving_a_stale_digest_is_refused_and_doctor_says_why(tmp_path
     )
     assert "team:deploy refused" in doctor.stdout, doctor.stdout
     assert "digest" in doctor.stdout
+
+
+def test_nothing_is_fetched_for_a_load_waiting_for_approval(tmp_path: Path) -> None:
+    files = {"SKILL.md": DEPLOY.encode()}
+    fake = FakeServer(token=TOKEN)
+    frontmatter = {"name": "deploy", "description": "Ship the service to production."}
+    fake.listing.append(entry("deploy", files, frontmatter))
+    fake.files = {f"skill://deploy/{p}": d for p, d in files.items()}
+    token = tmp_path / "team.token"
+    token.write_text(TOKEN + "\n")
+    token.chmod(0o600)
+    with serving(fake):
+        remotes = f'[[remote]]\nname = "team"\nurl = "{fake.url}"\ntokenFile = "{token}"\n'
+        environ, project = consumer(tmp_path, remotes, allow=False)
+        daemon = h.StdioDaemon(environ=environ)
+        n = [0]
+        try:
+            skills = _wait(
+                "the listing",
+                lambda: (s := _skills(daemon, project, n)) and _remote(s, "deploy") and s,
+            )
+            deploy = _remote(skills, "deploy")
+            assert deploy is not None
+            got = _call(daemon, n, "skills.load", {"cwd": os.fspath(project), "id": deploy["id"]})
+            assert got["error"]["data"]["kind"] == "permission_required", got
+            assert not [m for _v, m, _h in fake.seen if m == "resources/read"]
+        finally:
+            daemon.kill()
