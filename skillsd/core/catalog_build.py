@@ -43,7 +43,11 @@ from skillsd.core.discovery import (
     skill_from_listing,
 )
 from skillsd.core.plugin_roots import plugin_skill_folders
-from skillsd.core.remote_roots import remote_grants_withheld, with_remote_roots
+from skillsd.core.remote_roots import (
+    remote_grants_withheld,
+    remote_stale_note,
+    with_remote_roots,
+)
 from skillsd.core.skill_copies import copies_of
 from skillsd.core.skillfile import SKILL_FILE, ParsedSkillFile, read_skill_file
 from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata
@@ -133,6 +137,8 @@ def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
     )
     if found.root.remote is not None and not found.root.remote_trusted and fields.allowed_tools:
         base = remote_grants_withheld(base)
+    if found.root.remote_stale:
+        base = remote_stale_note(base)
     return _Entry(found=found, id=sid, base=base, error=None)
 
 
@@ -242,6 +248,7 @@ def _assemble(
             and old.found.dir == found.dir
             # A remote marked trusted (or no longer) changes what its skills may grant.
             and old.found.root.remote_trusted == found.root.remote_trusted
+            and old.found.root.remote_stale == found.root.remote_stale
         ):
             reused_count += 1
             # Same file version: the parse stands; the entry too unless root/resources moved.

@@ -100,6 +100,8 @@ class Root:
     remote: RemoteInfo | None = None
     #: Its skills' ``allowed-tools`` may grant (the user marked the remote ``trusted``).
     remote_trusted: bool = False
+    #: The remote's last refresh failed: its skills are its last verified listing.
+    remote_stale: bool = False
 
     @property
     def order_key(self) -> tuple[int, int, str]:

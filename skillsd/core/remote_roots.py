@@ -26,15 +26,20 @@ from skillsd.core.discovery import Root, RootPlan
 from skillsd_protocol import Diagnostic, RemoteInfo, SkillMetadata
 
 __all__ = [
+    "STALE_MARK",
     "STUB_MARK",
     "remote_cache_dir",
     "remote_grants_withheld",
     "remote_skills_dir",
+    "remote_stale_note",
     "remotes_in_effect",
     "stub_skill_file",
     "with_remote_roots",
 ]
 
+#: A file in a remote's skills folder while its last refresh failed (the folder is watched, so
+#: the catalog hears when the remote goes stale or comes back).
+STALE_MARK = ".stale"
 #: The first body line of a listed, not yet loaded, remote skill's ``SKILL.md``.
 STUB_MARK = "<!-- skillsd: remote skill, fetched and verified when loaded -->"
 
@@ -64,6 +69,7 @@ def with_remote_roots(plan: RootPlan, config: Config, trusted: bool) -> RootPlan
             "remote",
             remote=RemoteInfo(name=r.name, url=r.url),
             remote_trusted=r.trusted,
+            remote_stale=os.path.exists(os.path.join(remote_skills_dir(r.name), STALE_MARK)),
             from_project=r not in config.remote,
         )
         for r in remotes_in_effect(config, trusted)
@@ -87,6 +93,20 @@ def remote_grants_withheld(skill: SkillMetadata) -> SkillMetadata:
     return msgspec.structs.replace(
         skill, allowed_tools=None, diagnostics=[*skill.diagnostics, note]
     )
+
+
+def remote_stale_note(skill: SkillMetadata) -> SkillMetadata:
+    """``skill`` marked as its remote's last verified listing (the remote did not answer)."""
+    assert skill.remote is not None
+    note = Diagnostic(
+        severity="warning",
+        code="remote.stale",
+        message=(
+            f"stale: the remote {skill.remote.name!r} did not answer its last refresh; this is "
+            "its last verified listing"
+        ),
+    )
+    return msgspec.structs.replace(skill, diagnostics=[*skill.diagnostics, note])
 
 
 def stub_skill_file(frontmatter: dict[str, Any], remote: str) -> bytes:

@@ -32,7 +32,7 @@ import msgspec
 from skillsd.core.atomic_files import atomic_write, fsync_dir, make_folder
 from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.config import RemoteConfig
-from skillsd.core.remote_roots import remote_cache_dir, stub_skill_file
+from skillsd.core.remote_roots import STALE_MARK, remote_cache_dir, stub_skill_file
 from skillsd.core.remote_verify import Refusal
 from skillsd.core.remote_wire import RemoteEntry, RemoteError, RemoteFile
 from skillsd.core.token_file import read_token_file
@@ -191,6 +191,7 @@ class RemoteStore:
         except RemoteError as exc:
             state.error = str(exc)
             self._save_state(remote.name, state)
+            self._mark_stale(remote.name, True)
             return cached if cached is not None and cached.url == remote.url else None
         stored = _stored(remote.url, listing, now)
         self._write(remote.name, "listing.json", msgspec.json.encode(stored), stored.cache_scope)
@@ -200,7 +201,19 @@ class RemoteStore:
         state.refused = {k: v for k, v in state.refused.items() if k in listed}
         self._sync_folders(remote.name, stored, state)
         self._save_state(remote.name, state)
+        self._mark_stale(remote.name, False)
         return stored
+
+    def _mark_stale(self, remote: str, stale: bool) -> None:
+        """The mark the catalog reads in the remote's (watched) skills folder."""
+        mark = os.path.join(self._dir(remote), "skills", STALE_MARK)
+        if not stale:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(mark)
+        elif not os.path.exists(mark):
+            make_folder(os.path.dirname(mark), 0o700)
+            with open(mark, "wb"):
+                pass
 
     def _sync_folders(self, remote: str, listing: StoredListing, state: RemoteState) -> None:
         """One folder per listed skill: its verified files while they are what the listing

@@ -177,10 +177,13 @@ def test_one_skillsd_serving_over_http_feeds_another(tmp_path: Path) -> None:
         stopped_url = url
     # The server is gone: the skills are still listed and the loaded one still served, stale.
     try:
-        time.sleep(1.5)  # past refreshSeconds: the next refresh fails
-        skills = _skills(daemon, project, n)
-        deploy = _remote(skills, "deploy")
-        assert deploy is not None
+        # Past refreshSeconds the next refresh fails: the skills stay, marked stale.
+        def stale() -> dict[str, Any] | None:
+            skill = _remote(_skills(daemon, project, n), "deploy")
+            codes = [d["code"] for d in (skill or {}).get("diagnostics", [])]
+            return skill if "remote.stale" in codes else None
+
+        deploy = _wait("the skills marked stale", stale)
         params = {"cwd": os.fspath(project), "id": deploy["id"], "force": True}
         offline = _call(daemon, n, "skills.load", params)
         assert "Run it twice." in offline["result"]["content"], offline
