@@ -31,6 +31,7 @@ _COMMAND_MODULES = (
     "hook",
     "evals",
     "usage",
+    "remote",
 )
 
 
@@ -66,6 +67,7 @@ COMMAND_OWNERS = {
     "hook": "hook",
     "eval": "evals",
     "usage": "usage",
+    "remote": "remote",
 }
 
 

@@ -32,7 +32,9 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("list", help="list the skills of a working directory")
     catalog_options(p)
     p.add_argument(
-        "--scope", choices=("repo", "user", "plugin", "extra"), help="only skills of this scope"
+        "--scope",
+        choices=("repo", "user", "plugin", "extra", "remote"),
+        help="only skills of this scope",
     )
     p.add_argument(
         "--agent",

@@ -28,6 +28,7 @@ from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, use
 from skillsd.core.discovery import compute_roots, find_repo_root
 from skillsd.core.errors import SkillsdError
 from skillsd.core.personas import agent_dirs, check_references, discover_agents
+from skillsd.core.remote_roots import remotes_in_effect
 from skillsd.core.skill_copies import drift
 from skillsd.core.skill_scan import scan_skill
 from skillsd.core.trust import TrustState, resolve_trust
@@ -36,6 +37,7 @@ from skillsd.installing.installer import wire_findings
 from skillsd.runtime.caller import NOBODY, Caller, view_for
 from skillsd.runtime.embeddings import semantic_version
 from skillsd.runtime.list_summary import list_summary
+from skillsd.runtime.remote_store import remote_problems
 from skillsd.runtime.request_view import RequestView
 from skillsd.runtime.services import Services
 from skillsd.runtime.watcher import Subscription, WatchService
@@ -171,6 +173,9 @@ def _report(
         )
     for load_error in catalog.errors:
         errors.append(_diag("error", "skill.invalid", load_error.message, load_error.path))
+    # Refused remote skills are errors, unreachable remotes warnings (docs/remote.md).
+    for problem in remote_problems(remotes_in_effect(config, trust.trusted), svc.remotes.store):
+        (errors if problem.severity == "error" else warnings).append(problem)
     # Copies of one skill in several agents' folders that no longer match.
     warnings.extend(
         _diag("warning", "skill.drift", line, line.split(" differs from ")[0])

@@ -18,6 +18,7 @@ from skillsd.core.sessions import Session
 from skillsd.core.skill_render import render_skill
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.gates import gate_load
+from skillsd.runtime.remote_ready import remote_ready
 from skillsd.runtime.request_view import (
     RequestView,
     resolve,
@@ -44,6 +45,8 @@ async def invoke(
     ``seen``: the view this request took already (as
     :func:`~skillsd.runtime.loading_requests.read_file` says)."""
     view = seen if seen is not None else await view_for(svc, caller, params.cwd, params.session_id)
+    command = (params.command or "").lstrip("/").split(maxsplit=1)
+    await remote_ready(svc, view, RefParams(name=command[0]) if command else params)
     invocation = await svc.file_ops.run(invocation_of, view.seen, params)
     record_invocation(view.session, invocation)
     if isinstance(invocation.source, SkillMetadata):

@@ -19,6 +19,7 @@ from skillsd.core.skillfile import (
 )
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.gates import gate_load, gate_model_read
+from skillsd.runtime.remote_ready import remote_ready
 from skillsd.runtime.request_view import (
     RequestView,
     resolve,
@@ -38,6 +39,7 @@ from skillsd_protocol.messages import (
 async def load(svc: Services, params: LoadParams, caller: Caller = NOBODY) -> LoadResult:
     """``skills.load``: gate, read off the loop, then remember in the session."""
     view = await view_for(svc, caller, params.cwd, params.session_id)
+    await remote_ready(svc, view, params)
     loaded = await svc.file_ops.run(read_and_render, view.seen, params)
     record_load(view.session, loaded, view.catalog)
     note_uses(svc, caller, view, "load", [loaded.skill])
@@ -64,6 +66,7 @@ async def read_file(
     model's rules: a skill the model may not invoke is refused. ``seen``: the view this
     request took already for ``caller``, ``params.cwd`` and ``params.session_id``."""
     view = seen if seen is not None else await view_for(svc, caller, params.cwd, params.session_id)
+    await remote_ready(svc, view, params)
     window = await svc.file_ops.run(read_window, view.seen, params, model=model)
     if model and params.offset == 0 and window.file == SKILL_FILE:
         # A host reading a skill's SKILL.md for its model (an MCP resource) is loading it.

@@ -27,6 +27,7 @@ from skillsd.core.trust import TrustState, resolve_trust
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
 from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
 from skillsd.runtime.file_ops import FileOps
+from skillsd.runtime.remote_skills import RemoteSkills
 from skillsd.runtime.request_view import RequestView
 from skillsd.runtime.use_ledger_file import UseLedger, ledger_dir
 
@@ -77,6 +78,8 @@ class Services:
     #: Installs, updates, removes, restores and scans: a pool of their own, so slow or stuck
     #: install work (a clone, a stalled download) never takes a thread other requests need.
     install_pool: FileOps = field(default_factory=FileOps.for_installs)
+    #: The configured remotes' skills: background refresh, fetch-and-verify before a load.
+    remotes: RemoteSkills = field(default_factory=RemoteSkills)
     #: The suggestions' semantic stage, made on first use when its extra is installed.
     semantic: SemanticModel | None = None
     semantic_checked: bool = False
@@ -84,6 +87,9 @@ class Services:
     ledger: UseLedger | None = None
     #: False when the user acts directly (the CLI): no request is gated (docs/permissions.md).
     gated: bool = True
+    #: False for one CLI command: remotes are not refreshed in the background (their cached
+    #: listing is listed; a remote skill is still fetched before it is read).
+    refreshes_remotes: bool = True
 
     @classmethod
     def create(
@@ -122,6 +128,7 @@ class Services:
             if for_one_command
             else UseLedger(ledger_dir(state.path), config=partial(_ledger_config, catalogs)),
             gated=not for_one_command,
+            refreshes_remotes=not for_one_command,
         )
 
     def session(self, session_id: str | None) -> Session | None:
@@ -196,6 +203,8 @@ class Services:
             listener=listener,
             progress=progress,
         )
+        if catalog.plan.remote_roots and self.refreshes_remotes:
+            self.remotes.start(self.catalogs.configs.user, catalog.config, catalog.plan.trusted)
         if session is not None and session.enabled_overrides:
             catalog = catalog.with_overrides(session.enabled_overrides)
         # The cache read the repository's trust for this request (the state file and the

@@ -19,6 +19,7 @@ from skillsd.core.search import SearchIndex
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.catalog_requests import render_prompt
 from skillsd.runtime.loading_requests import read_and_render, read_window
+from skillsd.runtime.remote_ready import remote_ready
 from skillsd.runtime.request_view import (
     RequestView,
     resolve,
@@ -50,6 +51,8 @@ async def tools_call(
         request = decode_tool_call(params.name, params.arguments)
         view = await view_for(svc, caller, params.cwd, params.session_id)
         index = await svc.search_index(view) if request.operation == "search" else None
+        if request.operation in ("load", "read_file"):
+            await remote_ready(svc, view, RefParams(name=request.name, path=request.path))
     except SkillsdError as exc:
         return tool_failure(exc)
     if index is not None:  # in memory: answered on the loop, remembered per catalog

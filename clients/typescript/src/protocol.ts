@@ -625,7 +625,7 @@ export interface ListParams {
   /** @default true */
   includeDisabled?: boolean;
   /** @default null */
-  scope?: "extra" | "plugin" | "repo" | "user" | null;
+  scope?: "extra" | "plugin" | "remote" | "repo" | "user" | null;
   /** @default null */
   sessionId?: string | null;
   /** @default null */
@@ -706,7 +706,7 @@ export interface LockedSkill {
   /** @default null */
   ref?: string | null;
   source: string;
-  sourceType: "archive" | "git" | "local";
+  sourceType: "archive" | "git" | "local" | "mcp";
   status: "links-broken" | "missing" | "modified" | "ok";
 }
 
@@ -720,7 +720,7 @@ export interface MatrixRow {
   missedBy: string[];
   name: string;
   path: string;
-  scope: "extra" | "plugin" | "repo" | "user";
+  scope: "extra" | "plugin" | "remote" | "repo" | "user";
   /** @default {} */
   shownInstead?: { [key: string]: string };
 }
@@ -968,6 +968,15 @@ export interface RememberParams {
   sessionId: string;
 }
 
+/**
+ * The skills server a skill comes from (scope `remote`): the remote's name in the user's
+ * config and its URL (docs/remote.md).
+ */
+export interface RemoteInfo {
+  name: string;
+  url: string;
+}
+
 export interface RemoveParams {
   /** @default null */
   _meta?: Meta | null;
@@ -1028,7 +1037,7 @@ export interface RootReport {
   errors: number;
   exists: boolean;
   path: string;
-  scope: "extra" | "plugin" | "repo" | "user";
+  scope: "extra" | "plugin" | "remote" | "repo" | "user";
   skills: number;
 }
 
@@ -1085,7 +1094,7 @@ export interface SearchParams {
   limit?: number | null;
   query: string;
   /** @default null */
-  scope?: "extra" | "plugin" | "repo" | "user" | null;
+  scope?: "extra" | "plugin" | "remote" | "repo" | "user" | null;
   /** @default null */
   sessionId?: string | null;
   /** @default null */
@@ -1191,7 +1200,7 @@ export interface SetEnabledResult {
 export interface SkillCandidate {
   id: string;
   path: string;
-  scope: "extra" | "plugin" | "repo" | "user";
+  scope: "extra" | "plugin" | "remote" | "repo" | "user";
 }
 
 export interface SkillCounts {
@@ -1238,11 +1247,13 @@ export interface SkillMetadata {
   plugin?: PluginInfo | null;
   /** @default null */
   qualifiedName?: string | null;
+  /** @default null */
+  remote?: RemoteInfo | null;
   resources: ResourceCounts;
   root: string;
   /** @default null */
   sameName?: string[] | null;
-  scope: "extra" | "plugin" | "repo" | "user";
+  scope: "extra" | "plugin" | "remote" | "repo" | "user";
   size: number;
 }
 
@@ -1474,7 +1485,7 @@ export interface UnloadResult {
 export interface UnusedSkill {
   id: string;
   name: string;
-  scope: "extra" | "plugin" | "repo" | "user";
+  scope: "extra" | "plugin" | "remote" | "repo" | "user";
 }
 
 /** `names`: which locked skills (default all); `check` only reports. */
