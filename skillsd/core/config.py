@@ -37,6 +37,7 @@ __all__ = [
     "Config",
     "DiscoveryConfig",
     "LimitsConfig",
+    "ProfilesConfig",
     "PromptConfig",
     "RootsConfig",
     "SearchConfig",
@@ -93,6 +94,11 @@ class SuggestConfig(_Table, frozen=True):
     threshold: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = suggest_defaults.DEFAULT_THRESHOLD
 
 
+class ProfilesConfig(_Table, frozen=True):
+    #: Skills a profile never takes a description from (``skills.profile.plan``).
+    pinned: tuple[str, ...] = ()
+
+
 class LimitsConfig(_Table, frozen=True):
     """Bounds of a long-running process, from the user's config only (a repository's
     ``[limits]`` is ignored: it cannot raise what protects the user's daemon)."""
@@ -117,6 +123,7 @@ class Config(_Table, frozen=True):
     prompt: PromptConfig = PromptConfig()
     search: SearchConfig = SearchConfig()
     suggest: SuggestConfig = SuggestConfig()
+    profiles: ProfilesConfig = ProfilesConfig()
     permissions: PermissionsConfig = PermissionsConfig()
     trust: TrustConfig = TrustConfig()
     limits: LimitsConfig = LimitsConfig()

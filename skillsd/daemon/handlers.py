@@ -20,6 +20,7 @@ from skillsd.core.model_tools import tool_definitions
 from skillsd.jsonrpc.endpoint import Connection, RequestContext, Router, open_connections
 from skillsd.jsonrpc.router import Encoded
 from skillsd.runtime import install_requests as irq
+from skillsd.runtime import listing_requests as lrq
 from skillsd.runtime import process_status
 from skillsd.runtime import requests as rq
 from skillsd.runtime.services import Services
@@ -164,6 +165,10 @@ _WITH_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "skills.remove": irq.remove_skill,
     "skills.restore": irq.restore_skills,
     "skills.scan": irq.scan_skills,
+    "skills.listing": lrq.listing,
+    "skills.profile.plan": lrq.profile_plan,
+    "skills.profile.apply": lrq.profile_apply,
+    "skills.profile.reset": lrq.profile_reset,
 }
 
 _WITHOUT_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
