@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "completion",
     "hook",
     "trigger_eval",
+    "listing",
 )
 
 
@@ -60,6 +61,8 @@ COMMAND_OWNERS = {
     "completion": "completion",
     "hook": "hook",
     "eval": "trigger_eval",
+    "listing": "listing",
+    "profile": "listing",
 }
 
 

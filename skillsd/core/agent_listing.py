@@ -353,19 +353,19 @@ def claude_code_listing(
     entries: list[ListingEntry] = []
     text_lines: list[str] = []
     used = max(0, len(lines) - 1)
-    for line, full in zip(lines, keep_full, strict=True):
+    for line, whole in zip(lines, keep_full, strict=True):
         name_only = line.full == f"- {line.name}" and not line.bundled
-        shown: Shown = "full" if full and not name_only else "name-only"
-        chars = line.full_len if full else line.bare_len
+        shown: Shown = "full" if whole and not name_only else "name-only"
+        chars = line.full_len if whole else line.bare_len
         used += chars
         why = line.why
         if not why:
-            why = "fits the budget" if full else "over the budget: its description is left out"
-        elif line.bundled and not full:
+            why = "fits the budget" if whole else "over the budget: its description is left out"
+        elif line.bundled and not whole:
             why += "; over the budget: its description is left out"
         entries.append(ListingEntry(line.name, shown, chars, why, line.skill_id, line.bundled))
         if line.full is not None:
-            text_lines.append(line.full if full else f"- {line.name}")
+            text_lines.append(line.full if whole else f"- {line.name}")
     entries.extend(absent)
     return Listing(
         agent="claude-code",

@@ -23,7 +23,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from skillsd.core.agent_listing import ClaudeCodeSettings, Listing, claude_code_listing
+from skillsd.core.agent_listing import ClaudeCodeSettings, Listing, Shown, claude_code_listing
 from skillsd.core.path_globs import compile_globs, globs_match, split_path
 from skillsd.core.suggest import SuggestIndex
 from skillsd_protocol import SkillMetadata
@@ -140,7 +140,7 @@ class Choice:
 
     name: str
     skill_id: str | None
-    shown: str
+    shown: Shown
     why: str
     score: float | None
     pinned: bool
@@ -256,7 +256,7 @@ def plan_claude_code(
             Choice(
                 entry.name,
                 entry.skill_id,
-                shown_after.get(entry.name, "off"),
+                shown_after.get(entry.name, "user-only"),
                 why,
                 round(value, 4) if value else None,
                 pinned_here,

@@ -31,6 +31,7 @@ from skillsd.core.agent_listing import (
 from skillsd.core.agent_settings_edit import SettingsError, add_keys, remove_keys
 from skillsd.core.agent_view import known_agent
 from skillsd.core.atomic_files import atomic_write
+from skillsd.core.catalog import Catalog
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.fs_boundary import decode_json, read_file
 from skillsd.core.listing_profile import Plan, RepoFacts, plan_claude_code, relevance
@@ -56,11 +57,18 @@ from skillsd_protocol.listing import (
 __all__ = [
     "MODELLED",
     "PROFILES_FILE",
+    "ProfileRequest",
+    "apply_profiles",
+    "compute_listing",
     "listing",
+    "listing_warnings",
+    "plan_profiles",
     "profile_apply",
     "profile_plan",
     "profile_reset",
     "read_repo_facts",
+    "records_path_for",
+    "reset_profiles",
 ]
 
 _NOBODY = Caller()
@@ -274,10 +282,6 @@ async def listing(svc: Services, params: ListingParams, caller: Caller = _NOBODY
 # -- profiles -------------------------------------------------------------------------------
 
 
-def _profiles_path(svc: Services) -> str:
-    return os.path.join(os.path.dirname(svc.state.path), PROFILES_FILE)
-
-
 def _read_records(path: str) -> dict[str, Any]:
     data, _problem = _read_json(path)
     records = data.get("records") if isinstance(data, dict) else None
@@ -351,36 +355,37 @@ def _profile(
 
 
 @dataclass(frozen=True, slots=True)
-class _Request:
+class ProfileRequest:
+    """What a profile request sees: the agents asked for, each agent's view of the catalog,
+    the working directory, the repository root and the user's pins."""
+
     agents: list[str]
     skills: dict[str, list[SkillMetadata]]
     cwd: str
     root: str
     pinned: tuple[str, ...]
+    budget_fraction: float | None = None
 
-
-async def _request(svc: Services, params: ProfileParams, caller: Caller) -> _Request:
-    fraction = params.budget_fraction
-    if fraction is not None and not 0 < fraction <= 1:
-        raise _bad("budgetFraction", "must be more than 0 and at most 1")
-    agents = _agents_for(params.agent)
-    view = await _view(svc, caller, params.cwd, None)
-    catalog = view.seen.catalog
-    return _Request(
-        agents=agents,
-        skills={a: catalog.seen_by(a) for a in agents},
-        cwd=catalog.plan.cwd,
-        root=catalog.plan.repo_root,
-        pinned=catalog.config.profiles.pinned,
-    )
+    @classmethod
+    def of(
+        cls, catalog: Catalog, agent: str | None, budget_fraction: float | None
+    ) -> ProfileRequest:
+        """The request for ``catalog``; a bad ``agent`` or ``budgetFraction`` is a bad param."""
+        if budget_fraction is not None and not 0 < budget_fraction <= 1:
+            raise _bad("budgetFraction", "must be more than 0 and at most 1")
+        agents = _agents_for(agent)
+        return cls(
+            agents=agents,
+            skills={a: catalog.seen_by(a) for a in agents},
+            cwd=catalog.plan.cwd,
+            root=catalog.plan.repo_root,
+            pinned=catalog.config.profiles.pinned,
+            budget_fraction=budget_fraction,
+        )
 
 
 def _plan_all(
-    req: _Request,
-    params: ProfileParams,
-    records: Mapping[str, Any],
-    home: str,
-    env: Mapping[str, str],
+    req: ProfileRequest, records: Mapping[str, Any], home: str, env: Mapping[str, str]
 ) -> list[tuple[AgentProfile, Plan | None]]:
     out = []
     for agent in req.agents:
@@ -394,7 +399,7 @@ def _plan_all(
                 req.cwd,
                 req.root,
                 req.pinned,
-                params.budget_fraction,
+                req.budget_fraction,
                 ours,
                 home=home,
                 env=env,
@@ -403,19 +408,12 @@ def _plan_all(
     return out
 
 
-async def profile_plan(
-    svc: Services, params: ProfileParams, caller: Caller = _NOBODY
+def plan_profiles(
+    req: ProfileRequest, records_path: str, *, home: str, env: Mapping[str, str]
 ) -> ProfilePlanResult:
-    """``skills.profile.plan``: nothing is written."""
-    req = await _request(svc, params, caller)
-
-    def work() -> ProfilePlanResult:
-        records = _read_records(_profiles_path(svc))
-        return ProfilePlanResult(
-            profiles=[p for p, _ in _plan_all(req, params, records, svc.home, svc.env)]
-        )
-
-    return await svc.file_ops.run(work)
+    """``skills.profile.plan`` (blocking): nothing is written."""
+    records = _read_records(records_path)
+    return ProfilePlanResult(profiles=[p for p, _ in _plan_all(req, records, home, env)])
 
 
 def _settings_text(path: str) -> str | None:
@@ -459,83 +457,136 @@ def _left(left: Mapping[str, str]) -> list[ProfileLeft]:
     return [ProfileLeft(name=name, why=why) for name, why in sorted(left.items())]
 
 
+def apply_profiles(
+    req: ProfileRequest, records_path: str, *, home: str, env: Mapping[str, str]
+) -> ProfileApplyResult:
+    """``skills.profile.apply`` (blocking): the plan, written into each agent's own settings,
+    and what was written recorded at ``records_path``."""
+    records = _read_records(records_path)
+    planned = _plan_all(req, records, home, env)
+    applied = []
+    for profile, plan in planned:
+        if plan is None or profile.target is None:
+            continue
+        path = profile.target
+        found = records.get(path)
+        record: dict[str, Any] | None = found if isinstance(found, dict) else None
+        ours = dict(record.get("written", {})) if record else {}
+        text = _settings_text(path)
+        try:
+            edit = add_keys(text, path, plan.changes, ours)
+        except SettingsError as exc:
+            raise SkillsdError(str(exc), InvalidConfigData(path=path)) from None
+        if record is None:
+            record = {"agent": profile.agent, "created": text is None, "original": text}
+        records[path] = {**record, "written": edit.changed}
+        # The record first: a crash between the two writes leaves keys reset can find.
+        _write_records(records_path, records)
+        if edit.text != text:
+            _write_settings(path, edit.text)
+        applied.append(
+            ProfileApplied(
+                agent=profile.agent, path=path, written=edit.changed, left=_left(edit.left)
+            )
+        )
+    return ProfileApplyResult(applied=applied, profiles=[p for p, _ in planned])
+
+
+def reset_profiles(
+    req: ProfileRequest, records_path: str, *, home: str, env: Mapping[str, str]
+) -> ProfileResetResult:
+    """``skills.profile.reset`` (blocking): removes exactly the keys ``apply`` wrote here."""
+    records = _read_records(records_path)
+    done = []
+    for agent in req.agents:
+        if agent != "claude-code":
+            continue
+        path = claude_paths(req.cwd, home, env)["local"]
+        record = records.get(path)
+        if not isinstance(record, dict):
+            continue
+        text = _settings_text(path)
+        try:
+            edit = remove_keys(
+                text,
+                path,
+                record.get("written", {}),
+                record.get("original"),
+                bool(record.get("created")),
+            )
+        except SettingsError as exc:
+            raise SkillsdError(str(exc), InvalidConfigData(path=path)) from None
+        if edit.text != text:
+            _write_settings(path, edit.text)
+        del records[path]
+        _write_records(records_path, records)
+        done.append(
+            ProfileReset(
+                agent=agent, path=path, removed=sorted(edit.changed), left=_left(edit.left)
+            )
+        )
+    return ProfileResetResult(reset=done)
+
+
+def records_path_for(state_path: str) -> str:
+    """Where profiles are recorded for the state file at ``state_path``."""
+    return os.path.join(os.path.dirname(state_path), PROFILES_FILE)
+
+
+async def _profile_request(svc: Services, params: ProfileParams, caller: Caller) -> ProfileRequest:
+    view = await _view(svc, caller, params.cwd, None)
+    return ProfileRequest.of(view.seen.catalog, params.agent, params.budget_fraction)
+
+
+async def profile_plan(
+    svc: Services, params: ProfileParams, caller: Caller = _NOBODY
+) -> ProfilePlanResult:
+    """``skills.profile.plan``."""
+    req = await _profile_request(svc, params, caller)
+    path = records_path_for(svc.state.path)
+    return await svc.file_ops.run(plan_profiles, req, path, home=svc.home, env=svc.env)
+
+
 async def profile_apply(
     svc: Services, params: ProfileParams, caller: Caller = _NOBODY
 ) -> ProfileApplyResult:
-    """``skills.profile.apply``: the plan, written into each agent's own settings."""
-    req = await _request(svc, params, caller)
-
-    def work() -> ProfileApplyResult:
-        records_path = _profiles_path(svc)
-        records = _read_records(records_path)
-        planned = _plan_all(req, params, records, svc.home, svc.env)
-        applied = []
-        for profile, plan in planned:
-            if plan is None or profile.target is None:
-                continue
-            path = profile.target
-            record = records.get(path) if isinstance(records.get(path), dict) else None
-            ours = dict(record.get("written", {})) if record else {}
-            text = _settings_text(path)
-            try:
-                edit = add_keys(text, path, plan.changes, ours)
-            except SettingsError as exc:
-                raise SkillsdError(str(exc), InvalidConfigData(path=path)) from None
-            if record is None:
-                record = {"agent": profile.agent, "created": text is None, "original": text}
-            record = {**record, "written": edit.changed}
-            records[path] = record
-            # The record first: a crash between the two writes leaves keys reset can find.
-            _write_records(records_path, records)
-            if edit.text != text:
-                _write_settings(path, edit.text)
-            applied.append(
-                ProfileApplied(
-                    agent=profile.agent, path=path, written=edit.changed, left=_left(edit.left)
-                )
-            )
-        return ProfileApplyResult(applied=applied, profiles=[p for p, _ in planned])
-
-    return await svc.file_ops.run(work)
+    """``skills.profile.apply``."""
+    req = await _profile_request(svc, params, caller)
+    path = records_path_for(svc.state.path)
+    return await svc.file_ops.run(apply_profiles, req, path, home=svc.home, env=svc.env)
 
 
 async def profile_reset(
     svc: Services, params: ProfileParams, caller: Caller = _NOBODY
 ) -> ProfileResetResult:
-    """``skills.profile.reset``: removes exactly the keys ``apply`` wrote for this project."""
-    req = await _request(svc, params, caller)
+    """``skills.profile.reset``."""
+    req = await _profile_request(svc, params, caller)
+    path = records_path_for(svc.state.path)
+    return await svc.file_ops.run(reset_profiles, req, path, home=svc.home, env=svc.env)
 
-    def work() -> ProfileResetResult:
-        records_path = _profiles_path(svc)
-        records = _read_records(records_path)
-        done = []
-        for agent in req.agents:
-            if agent != "claude-code":
-                continue
-            path = claude_paths(req.cwd, svc.home, svc.env)["local"]
-            record = records.get(path)
-            if not isinstance(record, dict):
-                continue
-            text = _settings_text(path)
-            try:
-                edit = remove_keys(
-                    text,
-                    path,
-                    record.get("written", {}),
-                    record.get("original"),
-                    bool(record.get("created")),
-                )
-            except SettingsError as exc:
-                raise SkillsdError(str(exc), InvalidConfigData(path=path)) from None
-            if edit.text != text:
-                _write_settings(path, edit.text)
-            del records[path]
-            _write_records(records_path, records)
-            done.append(
-                ProfileReset(
-                    agent=agent, path=path, removed=sorted(edit.changed), left=_left(edit.left)
-                )
+
+def listing_warnings(
+    catalog: Catalog, agents: Sequence[str], *, home: str, env: Mapping[str, str]
+) -> list[str]:
+    """For ``skillsd doctor``: one line per agent of ``agents`` whose model is shown some skill
+    without its description here (blocking)."""
+    lines = []
+    for agent in agents:
+        rules = known_agent(agent)
+        if rules.name not in MODELLED:
+            continue
+        result = compute_listing(
+            catalog.seen_by(rules.name),
+            rules.name,
+            catalog.plan.cwd,
+            home=home,
+            env=env,
+            context_window=None,
+        )
+        if result.full < result.shown:
+            lines.append(
+                f"{rules.title} shows {result.full} of {result.shown} skills in full in this "
+                f"folder: the other {result.shown - result.full} reach its model as bare names "
+                f"(`skillsd listing --agent {rules.name}`, `skillsd profile`)"
             )
-        return ProfileResetResult(reset=done)
-
-    return await svc.file_ops.run(work)
+    return lines

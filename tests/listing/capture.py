@@ -13,21 +13,25 @@ import contextlib
 import http.server
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "CAPTURED",
     "CLAUDE_HEAD",
+    "bundled_spans",
     "capture_claude",
     "capture_codex",
     "claude_block",
     "codex_block",
+    "strip_bundled",
+    "strip_codex_system",
 ]
 
 CAPTURED = Path(__file__).with_name("captured")
@@ -125,6 +129,48 @@ def codex_block(text: str) -> str | None:
     return text[start : end + len(CODEX_CLOSE)] if end >= 0 else None
 
 
+def bundled_spans(block: str, names: Sequence[str]) -> list[tuple[str, int, int]]:
+    """(name, start, end) of each bundled entry of a Claude Code block (an entry runs to the
+    next bundled entry: a description may hold newlines)."""
+    starts = []
+    for name in names:
+        match = re.search(rf"(?:^|\n)(- {re.escape(name)})(?=:|\n|$)", block)
+        if match is not None:
+            starts.append((match.start(1), name))
+    starts.sort()
+    ends = [start - 1 for start, _ in starts[1:]] + [len(block)]
+    return [(name, start, end) for (start, name), end in zip(starts, ends, strict=True)]
+
+
+def strip_bundled(block: str, names: Sequence[str]) -> str:
+    """``block`` with each bundled skill's description (the agent's own text, not stored
+    here) replaced by its length: ``- name: <N characters>``."""
+    out, at = [], 0
+    for name, start, end in bundled_spans(block, names):
+        out.append(block[at:start])
+        entry = block[start:end]
+        head = f"- {name}: "
+        if entry.startswith(head):
+            out.append(f"{head}<{len(entry) - len(head)} characters>")
+        else:
+            out.append(entry)
+        at = end
+    out.append(block[at:])
+    return "".join(out)
+
+
+def strip_codex_system(block: str, system_root: str) -> str:
+    """``block`` with each description of Codex's own ``.system`` skills replaced by its
+    length (their text ships inside Codex)."""
+    alias = re.search(rf"- `(r\d+)` = `{re.escape(system_root)}`", block)
+    if alias is None:
+        return block
+    pattern = rf"(?m)^(- [^:\n]+: )(.*)( \(file: {alias.group(1)}/[^)]*\))$"
+    return re.sub(
+        pattern, lambda m: f"{m.group(1)}<{len(m.group(2))} characters>{m.group(3)}", block
+    )
+
+
 def capture_claude(bin_dir: Path, home: Path, project: Path) -> str:
     """The listing block of the first request Claude Code sends for ``claude -p hi``."""
     bodies = _record(
@@ -181,6 +227,7 @@ def capture_codex(bin_dir: Path, home: Path, project: Path) -> str:
 
 def main(argv: list[str]) -> None:
     """Rebuild each fixture and store what each installed agent sent for it."""
+    from skillsd.core.agent_listing import CLAUDE_CODE_BUNDLED
     from tests.listing.fixtures import FIXTURES, build
 
     claude_bin, codex_bin = Path(argv[0]), Path(argv[1])
@@ -195,6 +242,10 @@ def main(argv: list[str]) -> None:
             with tempfile.TemporaryDirectory(prefix="listing-") as base:
                 home, project = build(name, Path(base))
                 block = capture(bin_dir, home, project)
+                if agent == "claude-code":
+                    block = strip_bundled(block, [b.name for b in CLAUDE_CODE_BUNDLED])
+                else:
+                    block = strip_codex_system(block, str(home / ".codex/skills/.system"))
                 # Paths of the throwaway tree are stored relative to it.
                 block = block.replace(base, "$FIXTURE")
             out = CAPTURED / agent / f"{name}.txt"
