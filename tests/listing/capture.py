@@ -3,8 +3,8 @@
 The agent runs with its model endpoint pointed at a stand-in server on 127.0.0.1 that records
 each request body and answers an error (a 400: a 5xx is retried for a minute). Run inside an
 empty network namespace (``unshare -rn``, then ``ip link set lo up``), so nothing leaves the
-machine. ``python -m tests.listing.capture AGENT_BIN_DIR`` rebuilds every fixture of
-``fixtures.py`` and rewrites ``captured/<agent>/<fixture>.txt``.
+machine. ``python -m tests.listing.capture CLAUDE_BIN_DIR CODEX_BIN_DIR [FIXTURE...]``
+rebuilds the fixtures of ``fixtures.py`` and rewrites ``captured/<agent>/<fixture>.txt``.
 """
 
 from __future__ import annotations
@@ -226,7 +226,13 @@ def capture_codex(bin_dir: Path, home: Path, project: Path) -> str:
 
 
 def main(argv: list[str]) -> None:
-    """Rebuild each fixture and store what each installed agent sent for it."""
+    """Rebuild each fixture and store what each installed agent sent for it; with ``--one
+    AGENT BIN_DIR HOME PROJECT``, print the block the agent sends for that tree instead."""
+    if argv[:1] == ["--one"]:
+        agent, bin_dir, home, project = argv[1:5]
+        capture = capture_claude if agent == "claude-code" else capture_codex
+        sys.stdout.write(capture(Path(bin_dir), Path(home), Path(project)))
+        return
     from skillsd.core.agent_listing import CLAUDE_CODE_BUNDLED
     from tests.listing.fixtures import FIXTURES, build
 

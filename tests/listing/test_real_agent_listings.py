@@ -1,0 +1,127 @@
+"""The model of each agent's listing against the real agent, captured now: the agent runs in
+an empty network namespace (``unshare -rn``, only ``lo`` up) with its model endpoint pointed
+at a recorder on loopback (``capture.py``), for each fixture of ``fixtures.py``; and the
+profile proof: after ``skillsd profile --apply`` for a repository that needs 30 of 300
+skills, the real Claude Code sends those 30 with their descriptions, and ``--reset`` leaves
+``settings.local.json`` as it was, byte for byte.
+
+Runs where ``SKILLSD_AGENTS_BIN`` names a folder holding ``claude`` (Claude Code 2.1.328)
+and/or ``codex`` (0.171.0) and ``unshare`` works; skipped elsewhere (the stored captures are
+checked without the agents by ``test_captured_listings.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillsd.core.agent_listing import CLAUDE_CODE_BUNDLED
+from tests.daemon.skill_tree import run_cli
+from tests.listing.capture import CAPTURED, strip_bundled, strip_codex_system
+from tests.listing.compare import claude_differences
+from tests.listing.fixtures import skill_name
+from tests.listing.test_captured_listings import STORED, modelled
+from tests.listing.test_profiles import LOCAL, README
+
+pytestmark = [pytest.mark.slow, pytest.mark.process]
+
+BIN = os.environ.get("SKILLSD_AGENTS_BIN", "")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _offline() -> bool:
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return False
+    done = subprocess.run(
+        ["unshare", "-rn", "sh", "-c", "ip link set lo up"], capture_output=True, timeout=30
+    )
+    return done.returncode == 0
+
+
+def _need(command: str) -> None:
+    if not BIN or not Path(BIN, command).exists():
+        pytest.skip(f"{command} is not installed (set SKILLSD_AGENTS_BIN)")
+    if not _offline():
+        pytest.skip("no empty network namespace here (unshare -rn)")
+
+
+def capture(agent: str, home: Path, project: Path) -> str:
+    """The block the real agent sends for this tree, offline."""
+    script = (
+        f'ip link set lo up && exec "{sys.executable}" -m tests.listing.capture --one '
+        f'{agent} "{BIN}" "{home}" "{project}"'
+    )
+    done = subprocess.run(
+        ["unshare", "-rn", "sh", "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.parametrize("name", STORED)
+def test_claude_code_sends_what_the_model_says(name: str, tmp_path: Path) -> None:
+    _need("claude")
+    result, home = modelled(name, tmp_path)
+    block = capture("claude-code", home, tmp_path / "project")
+    assert claude_differences(block, result) == []
+    # And the stored capture is still what this Claude Code sends.
+    stored = (CAPTURED / "claude-code" / f"{name}.txt").read_text()
+    names = [b.name for b in CLAUDE_CODE_BUNDLED]
+    assert strip_bundled(block, names).replace(str(tmp_path), "$FIXTURE") == stored
+
+
+@pytest.mark.parametrize("name", ["small", "three-hundred"])
+def test_codex_sends_what_was_stored(name: str, tmp_path: Path) -> None:
+    """Codex's listing is captured but not modelled (docs/agents.md): this notices when the
+    installed Codex lists other skills, in another order or with other roots than the stored
+    capture (how far it shortens descriptions depends on the length of the fixture's path)."""
+    _need("codex")
+    _result, home = modelled(name, tmp_path)
+    block = capture("codex", home, tmp_path / "project")
+    system = str(home / ".codex/skills/.system")
+    now = strip_codex_system(block, system).replace(str(tmp_path), "$FIXTURE")
+    stored = (CAPTURED / "codex" / f"{name}.txt").read_text()
+
+    def shape(text: str) -> list[str]:
+        return [
+            line.split(":", 1)[0] + line[line.rfind(" (file: ") :] if "(file: " in line else line
+            for line in text.split("\n")
+            if line.startswith("- ")
+        ]
+
+    assert shape(now) == shape(stored)
+
+
+def test_after_profile_apply_claude_code_shows_the_needed_skills(tmp_path: Path) -> None:
+    _need("claude")
+    _result, home = modelled("three-hundred", tmp_path)
+    project = tmp_path / "project"
+    (project / "README.md").write_text(README)
+    (project / ".claude").mkdir()
+    local = project / ".claude/settings.local.json"
+    local.write_text(LOCAL)
+    before = local.read_bytes()
+    tree = {"tmp": tmp_path, "home": home, "project": project}
+    needed = {skill_name(i) for i in range(0, 300, 10)}
+
+    def full_in(block: str) -> set[str]:
+        return {line[2:].split(": ", 1)[0] for line in block.split("\n") if ": " in line}
+
+    assert len(needed & full_in(capture("claude-code", home, project))) < 30
+    applied = run_cli(tree, "profile", "--apply", "--json")
+    assert applied.returncode == 0, applied.stderr
+    assert json.loads(applied.stdout)["applied"][0]["path"] == str(local)
+    assert needed <= full_in(capture("claude-code", home, project))
+    assert run_cli(tree, "profile", "--reset").returncode == 0
+    assert local.read_bytes() == before
