@@ -127,11 +127,33 @@ sends them; the agent's own bundled skills (whose text ships inside the agent) c
 its description ("Claude Code shows 79 of 300 skills in full in this folder"), and the TUI
 shows the same per agent (`l`).
 
-| agent | modelled | what its model is shown |
-|---|---|---|
-| Claude Code 2.1.328 | yes, checked against its captured request (`tests/listing`) | one line per skill, `- name: description` (the frontmatter's `description`, then ` - ` and `when_to_use` when there is one, cut to `skillListingMaxDescChars`, default 1 536, as the first 1 535 characters and `…`) or `- name`. Order: personal skills by name, then project skills by name, then plugin skills, then its 13 bundled skills; a name already listed is not listed again (the personal skill wins). Budget: `skillListingBudgetFraction` (default 0.01) of the context window at 3 characters per token (30 000 characters at its default 1 000 000-token window), or `SLASH_COMMAND_TOOL_CHAR_BUDGET`. When every line in full fits, all are full; otherwise `name-only` skills and 11 of the bundled skills keep their form, every other skill starts as a bare name, and descriptions are handed out in priority order (its own use counts from `skillUsage` in `~/.claude.json`, halved every 7 days since the last use; else listing order) to each skill whose description still fits in what is left, skipping those that do not. `skillOverrides` {name: `on` \| `name-only` \| `user-invocable-only` \| `off`} from `~/.claude/settings.json`, the project's `.claude/settings.json` and `.claude/settings.local.json` (later ones win) and `disable-model-invocation: true` leave skills out or bare; `disableBundledSkills` drops the bundled ones. Not modelled: managed settings, `--add-dir` folders, claude.ai-synced skills, nested `.claude/skills` below the working directory |
-| Codex 0.171.0 | no: captured and stored (`tests/listing/captured/codex`), not yet modelled | a `<skills_instructions>` message: a table of skill roots (`r0`, `r1`...) and one line per skill, `- name: description (file: rN/name/SKILL.md)`; its own `.system` skills first, then repository skills, then user skills, by name; same-named skills all listed. Over its budget (2% of the context window, counted in tokens of 4 bytes) it keeps every skill and shortens every description, one character at a time across all of them; when even bare lines do not fit, it drops descriptions and then skills |
-| every other agent | no | not documented, or no budget documented: `skills.listing` answers `modelled: false` |
+- **Claude Code 2.1.328: modelled**, and checked against its captured request
+  (`tests/listing`). One line per skill, `- name: description` or `- name`; the description is
+  the frontmatter's `description`, then ` - ` and `when_to_use` when there is one, cut to
+  `skillListingMaxDescChars` (default 1 536) as its first 1 535 characters and `…`. Order:
+  personal skills by name, then project skills by name, then plugin skills, then its 13 bundled
+  skills; a name already listed is not listed again (the personal skill wins). Budget:
+  `skillListingBudgetFraction` (default 0.01) of the context window at 3 characters per token
+  (30 000 characters at its default 1 000 000-token window), or `SLASH_COMMAND_TOOL_CHAR_BUDGET`.
+  When every line in full fits, all are full; otherwise `name-only` skills and 11 of the
+  bundled skills keep their form, every other skill starts as a bare name, and descriptions are
+  handed out in priority order (its own use counts, `skillUsage` in `~/.claude.json`, halved
+  every 7 days since the last use; else listing order) to each skill whose description still
+  fits in what is left, skipping those that do not. `skillOverrides` (per name: `on`,
+  `name-only`, `user-invocable-only` or `off`) from `~/.claude/settings.json`, the project's
+  `.claude/settings.json` and `.claude/settings.local.json` (later ones win), and
+  `disable-model-invocation: true`, leave skills out or bare; `disableBundledSkills` drops the
+  bundled ones. Not modelled: managed settings, `--add-dir` folders, claude.ai-synced skills,
+  `.claude/skills` below the working directory.
+- **Codex 0.171.0: captured, not modelled yet** (`tests/listing/captured/codex`; `skills.listing`
+  answers `modelled: false`). A `<skills_instructions>` message: a table of skill roots (`r0`,
+  `r1`...) and one line per skill, `- name: description (file: rN/name/SKILL.md)`; its own
+  `.system` skills first, then repository skills, then user skills, by name; same-named skills
+  are all listed. Over its budget (a share of the context window, counted in tokens) it keeps
+  every skill and shortens every description; when even bare lines do not fit, it drops the
+  descriptions, then skills (3 000 skills: 845 listed, none with a description).
+- **Every other agent: not modelled** (no budget documented); `skills.listing` answers
+  `modelled: false` with why.
 
 ## Profiles
 
@@ -157,11 +179,13 @@ changed (it is reported as left), a key the user changed since skillsd wrote it 
 named by `reset`, every other key and the file's indentation are kept, and when nothing else
 changed `reset` puts back the file's bytes exactly (or removes the file skillsd made).
 
-| agent | per-skill switch | what `apply` writes |
-|---|---|---|
-| Claude Code | `skillOverrides` in settings | the project's `.claude/settings.local.json` (not committed), never `.claude/settings.json` |
-| Codex | `[[skills.config]]` entries with `enabled = false` in `config.toml` (only on or off) | not available: its per-skill switch lives in the user's `~/.codex/config.toml` (every project) or a repository's committed `.codex/config.toml`, with no uncommitted per-project file, and its listing is not modelled yet |
-| every other agent | not documented | not available |
+- **Claude Code**: `skillOverrides` in the project's `.claude/settings.local.json` (not
+  committed), never the committed `.claude/settings.json`.
+- **Codex**: its per-skill switch is `[[skills.config]]` with `enabled = false` in
+  `config.toml` (on or off only), in the user's `~/.codex/config.toml` (every project) or a
+  repository's committed `.codex/config.toml`: there is no uncommitted per-project file, and
+  its listing is not modelled yet, so `apply` is not available for it.
+- **Every other agent**: no documented per-skill switch: not available.
 """
 
 

@@ -25,9 +25,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from skillsd_protocol import SkillMetadata
+from skillsd_protocol.listing import ListingEntry, ListingShown
 
 __all__ = [
     "CLAUDE_CODE_BUNDLED",
@@ -35,7 +36,6 @@ __all__ = [
     "OVERRIDE_VALUES",
     "ClaudeCodeSettings",
     "Listing",
-    "ListingEntry",
     "Shown",
     "claude_code_listing",
     "claude_code_settings",
@@ -43,7 +43,7 @@ __all__ = [
     "listing_summary",
 ]
 
-Shown = Literal["full", "name-only", "user-only", "off"]
+Shown = ListingShown
 
 #: The values ``skillOverrides`` takes, and what each means for the listing.
 OVERRIDE_VALUES: dict[str, Shown] = {
@@ -93,19 +93,6 @@ CLAUDE_CODE_BUNDLED: tuple[Bundled, ...] = (
 
 
 @dataclass(frozen=True, slots=True)
-class ListingEntry:
-    """One skill of the listing: how the model is shown it, the characters its line takes
-    (0 when absent), and why."""
-
-    name: str
-    shown: Shown
-    chars: int
-    why: str
-    skill_id: str | None = None
-    bundled: bool = False
-
-
-@dataclass(frozen=True, slots=True)
 class Listing:
     """An agent's listing: its budget and what it used (characters), the text of the lines
     of the skills on disk as the agent sends them, and every entry."""
@@ -114,12 +101,16 @@ class Listing:
     budget_chars: int
     used_chars: int
     text: str
-    entries: tuple[ListingEntry, ...]
+    entries: list[ListingEntry]
 
     def counts(self) -> tuple[int, int]:
         """(skills on disk shown in full, skills on disk the model is shown at all)."""
-        own = [e for e in self.entries if not e.bundled and e.shown in ("full", "name-only")]
-        return sum(1 for e in own if e.shown == "full"), len(own)
+        full = shown = 0
+        for entry in self.entries:
+            if not entry.bundled and entry.shown in ("full", "name-only"):
+                shown += 1
+                full += entry.shown == "full"
+        return full, shown
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +212,9 @@ def claude_code_usage_scores(usage: Any, now_ms: float) -> dict[str, float]:
 
 def _js_length(text: str) -> int:
     """The length JavaScript gives ``text`` (UTF-16 code units), which Claude Code counts."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
 
 
 def _claude_rank(skill: SkillMetadata) -> int:
@@ -239,140 +232,124 @@ def _description(skill: SkillMetadata, max_desc: int) -> str:
     return text
 
 
-@dataclass(slots=True)
-class _Line:
-    name: str
-    full: str | None  # None: a bundled skill, whose text is not known here
-    full_len: int
-    bare_len: int
-    fixed: bool
-    skill_id: str | None
-    why: str
-    bundled: bool = False
-
-
 def claude_code_listing(
     skills: Iterable[SkillMetadata],
     settings: ClaudeCodeSettings,
     *,
     context_window: int | None = None,
     usage: Mapping[str, float] | None = None,
-    pinned_order: Sequence[str] = (),
 ) -> Listing:
-    """Claude Code's listing of ``skills`` (its view of the catalog) under ``settings``.
-
-    ``usage`` holds Claude Code's own priority of each skill (:func:`claude_code_usage_scores`);
-    ``pinned_order`` is unused by the agent and reserved."""
-    del pinned_order
+    """Claude Code's listing of ``skills`` (its view of the catalog) under ``settings``;
+    ``usage`` holds Claude Code's own priority of each skill (:func:`claude_code_usage_scores`).
+    """
     max_desc = settings.max_desc_chars or _DEFAULT_MAX_DESC
     fraction = settings.budget_fraction or _DEFAULT_FRACTION
     window = context_window or CLAUDE_CODE_CONTEXT_WINDOW
     budget = settings.char_budget or max(1, math.floor(window * _CHARS_PER_TOKEN * fraction))
     scores = usage or {}
+    overrides, sources = settings.overrides, settings.override_sources
 
     absent: list[ListingEntry] = []
-    lines: list[_Line] = []
+    # One slot per listed line, in listing order (parallel lists: 10 000 skills stay cheap).
+    names: list[str] = []
+    fulls: list[str | None] = []  # None: a bundled skill, whose text is not known here
+    full_lens: list[int] = []
+    bare_lens: list[int] = []
+    fixed: list[bool] = []
+    ids: list[str | None] = []
+    whys: list[str] = []
     seen: set[str] = set()
     for skill in sorted(skills, key=lambda s: (_claude_rank(s), s.qualified_name or s.name)):
         name = skill.qualified_name or skill.name
         if name in seen:
-            absent.append(
-                ListingEntry(
-                    name, "off", 0, "shadowed by a skill of the same name listed first", skill.id
-                )
-            )
+            why = "shadowed by a skill of the same name listed first"
+            absent.append(ListingEntry(name=name, shown="off", chars=0, why=why, id=skill.id))
             continue
         seen.add(name)
-        choice = "on" if skill.scope == "plugin" else settings.overrides.get(skill.name, "on")
-        source = settings.override_sources.get(skill.name, "")
+        choice = "on" if skill.scope == "plugin" else overrides.get(skill.name, "on")
         if not skill.invocation.model:
-            absent.append(
-                ListingEntry(name, "user-only", 0, "disable-model-invocation: true", skill.id)
-            )
+            why = "disable-model-invocation: true"
+            absent.append(ListingEntry(name=name, shown="user-only", chars=0, why=why, id=skill.id))
             continue
         if choice in ("off", "user-invocable-only"):
-            absent.append(
-                ListingEntry(
-                    name,
-                    OVERRIDE_VALUES[choice],
-                    0,
-                    f"skillOverrides {choice!r} in {source}",
-                    skill.id,
-                )
-            )
+            why = f"skillOverrides {choice!r} in {sources.get(skill.name, '')}"
+            hidden = OVERRIDE_VALUES[choice]
+            absent.append(ListingEntry(name=name, shown=hidden, chars=0, why=why, id=skill.id))
             continue
         bare = f"- {name}"
+        bare_len = _js_length(bare)
+        names.append(name)
+        ids.append(skill.id)
+        bare_lens.append(bare_len)
         if choice == "name-only":
-            lines.append(
-                _Line(
-                    name,
-                    bare,
-                    _js_length(bare),
-                    _js_length(bare),
-                    True,
-                    skill.id,
-                    f"skillOverrides 'name-only' in {source}",
-                )
-            )
+            fulls.append(bare)
+            full_lens.append(bare_len)
+            fixed.append(True)
+            whys.append(f"skillOverrides 'name-only' in {sources.get(skill.name, '')}")
             continue
         full = f"{bare}: {_description(skill, max_desc)}"
-        lines.append(_Line(name, full, _js_length(full), _js_length(bare), False, skill.id, ""))
+        fulls.append(full)
+        full_lens.append(_js_length(full))
+        fixed.append(False)
+        whys.append("")
+    first_bundled = len(names)
     if not settings.disable_bundled:
         for item in CLAUDE_CODE_BUNDLED:
             if item.name in seen:
                 continue
-            bare_len = 2 + len(item.name)
-            full_len = bare_len + 2 + min(item.description_chars, max_desc)
-            lines.append(
-                _Line(
-                    item.name,
-                    None,
-                    full_len,
-                    bare_len,
-                    not item.competes,
-                    None,
-                    "bundled with Claude Code",
-                    bundled=True,
-                )
-            )
+            names.append(item.name)
+            ids.append(None)
+            fulls.append(None)
+            bare_lens.append(2 + len(item.name))
+            full_lens.append(4 + len(item.name) + min(item.description_chars, max_desc))
+            fixed.append(not item.competes)
+            whys.append("bundled with Claude Code")
 
-    total = sum(line.full_len for line in lines) + max(0, len(lines) - 1)
-    keep_full = [True] * len(lines)
-    competing = [i for i, line in enumerate(lines) if not line.fixed]
-    if total > budget and competing:
-        keep_full = [line.fixed for line in lines]
-        base = sum(line.full_len if line.fixed else line.bare_len for line in lines)
-        left = budget - base - max(0, len(lines) - 1)
+    count = len(names)
+    separators = max(0, count - 1)
+    keep = [True] * count
+    competing = [i for i in range(count) if not fixed[i]]
+    if sum(full_lens) + separators > budget and competing:
+        keep = list(fixed)
+        pairs = zip(full_lens, bare_lens, fixed, strict=True)
+        left = budget - separators - sum(f if k else b for f, b, k in pairs)
         # A stable sort: equal priorities keep listing order.
-        for i in sorted(competing, key=lambda i: -scores.get(lines[i].name, 0.0)):
-            extra = lines[i].full_len - lines[i].bare_len
+        order = sorted(competing, key=lambda i: -scores.get(names[i], 0.0)) if scores else competing
+        for i in order:
+            extra = full_lens[i] - bare_lens[i]
             if extra <= left:
-                keep_full[i] = True
+                keep[i] = True
                 left -= extra
 
     entries: list[ListingEntry] = []
     text_lines: list[str] = []
-    used = max(0, len(lines) - 1)
-    for line, whole in zip(lines, keep_full, strict=True):
-        name_only = line.full == f"- {line.name}" and not line.bundled
-        shown: Shown = "full" if whole and not name_only else "name-only"
-        chars = line.full_len if whole else line.bare_len
+    used = separators
+    for i in range(count):
+        whole = keep[i]
+        bundled = i >= first_bundled
+        chars = full_lens[i] if whole else bare_lens[i]
         used += chars
-        why = line.why
-        if not why:
+        why = whys[i]
+        if not bundled and not fixed[i]:
             why = "fits the budget" if whole else "over the budget: its description is left out"
-        elif line.bundled and not whole:
+        elif bundled and not whole:
             why += "; over the budget: its description is left out"
-        entries.append(ListingEntry(line.name, shown, chars, why, line.skill_id, line.bundled))
-        if line.full is not None:
-            text_lines.append(line.full if whole else f"- {line.name}")
+        shown: Shown = "full" if whole and (bundled or not fixed[i]) else "name-only"
+        entries.append(
+            ListingEntry(
+                name=names[i], shown=shown, chars=chars, why=why, id=ids[i], bundled=bundled
+            )
+        )
+        line = fulls[i]
+        if line is not None:
+            text_lines.append(line if whole else f"- {names[i]}")
     entries.extend(absent)
     return Listing(
         agent="claude-code",
         budget_chars=budget,
-        used_chars=used if lines else 0,
+        used_chars=used if count else 0,
         text="\n".join(text_lines),
-        entries=tuple(entries),
+        entries=entries,
     )
 
 

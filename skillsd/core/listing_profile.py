@@ -190,15 +190,13 @@ def plan_claude_code(
         return scores.get(entry_id or "", (0.0, ""))[0]
 
     # Only skills without a key of the user's are the profile's to choose.
-    free = [e for e in listed if e.name not in settings.overrides and e.skill_id in by_id]
+    free = [e for e in listed if e.name not in settings.overrides and e.id in by_id]
     relevant = [
-        e
-        for e in free
-        if e.name in pins or (best > 0 and score(e.skill_id) >= RELEVANT_SHARE * best)
+        e for e in free if e.name in pins or (best > 0 and score(e.id) >= RELEVANT_SHARE * best)
     ]
-    relevant.sort(key=lambda e: (e.name not in pins, -score(e.skill_id)))
+    relevant.sort(key=lambda e: (e.name not in pins, -score(e.id)))
     wanted = {e.name for e in relevant}
-    others = sorted((e for e in free if e.name not in wanted), key=lambda e: score(e.skill_id))
+    others = sorted((e for e in free if e.name not in wanted), key=lambda e: score(e.id))
     changes: dict[str, str] = {}
 
     def all_full(changes: Mapping[str, str], keep: set[str]) -> bool:
@@ -243,8 +241,8 @@ def plan_claude_code(
     shown_after = {e.name: e.shown for e in after.entries}
     choices = []
     for entry in free:
-        value = score(entry.skill_id)
-        why = scores.get(entry.skill_id or "", (0.0, ""))[1]
+        value = score(entry.id)
+        why = scores.get(entry.id or "", (0.0, ""))[1]
         pinned_here = entry.name in pins
         if pinned_here:
             why = "pinned" + (f"; {why}" if why else "")
@@ -255,7 +253,7 @@ def plan_claude_code(
         choices.append(
             Choice(
                 entry.name,
-                entry.skill_id,
+                entry.id,
                 shown_after.get(entry.name, "user-only"),
                 why,
                 round(value, 4) if value else None,
