@@ -331,9 +331,9 @@ def claude_code_listing(
         used += chars
         why = whys[i]
         if not bundled and not fixed[i]:
-            why = "fits the budget" if whole else "over the budget: its description is left out"
+            why = "fits the budget" if whole else "over the budget: name only"
         elif bundled and not whole:
-            why += "; over the budget: its description is left out"
+            why += "; over the budget: name only"
         shown: Shown = "full" if whole and (bundled or not fixed[i]) else "name-only"
         entries.append(
             ListingEntry(

@@ -15,7 +15,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -257,15 +257,42 @@ def _bad(field: str, why: str) -> SkillsdError:
 
 
 #: Listings already computed: one per (working directory, agent, context window), each kept
-#: with the catalog and the versions of the files it was computed from, so an unchanged
-#: catalog and unchanged settings answer without recomputing (10 000 skills: well under 20 ms).
-_LISTINGS: dict[tuple[str, str, int | None], tuple[Catalog, tuple[Any, ...], ListingResult]] = {}
+#: with the catalog and the versions of the files it was computed from, and the forms a face
+#: made of it, so an unchanged catalog and unchanged settings answer without recomputing.
+_LISTINGS: dict[tuple[str, str, int | None], _Slot] = {}
 _MAX_LISTINGS = 16
+
+
+@dataclass(slots=True)
+class _Slot:
+    catalog: Catalog
+    version: tuple[Any, ...]
+    result: ListingResult
+    shaped: dict[str, Any]
 
 
 def _inputs_version(cwd: str, home: str, env: Mapping[str, str]) -> tuple[Any, ...]:
     paths = [*claude_paths(cwd, home, env).values(), _claude_record(home, env)]
     return (*(stat_key(p) for p in paths), env.get("SLASH_COMMAND_TOOL_CHAR_BUDGET"))
+
+
+def _slot(
+    catalog: Catalog, agent: str, home: str, env: Mapping[str, str], context_window: int | None
+) -> _Slot:
+    cwd = catalog.plan.cwd
+    key = (cwd, agent, context_window)
+    version = _inputs_version(cwd, home, env)
+    hit = _LISTINGS.get(key)
+    if hit is not None and hit.catalog is catalog and hit.version == version:
+        return hit
+    result = compute_listing(
+        catalog.seen_by(agent), agent, cwd, home=home, env=env, context_window=context_window
+    )
+    _LISTINGS.pop(key, None)
+    while len(_LISTINGS) >= _MAX_LISTINGS:
+        _LISTINGS.pop(next(iter(_LISTINGS)))
+    slot = _LISTINGS[key] = _Slot(catalog, version, result, {})
+    return slot
 
 
 def cached_listing(
@@ -278,36 +305,33 @@ def cached_listing(
 ) -> ListingResult:
     """``skills.listing`` of ``catalog`` for ``agent`` (blocking), computed once per catalog
     and version of the agent's settings files."""
-    cwd = catalog.plan.cwd
-    key = (cwd, agent, context_window)
-    version = _inputs_version(cwd, home, env)
-    hit = _LISTINGS.get(key)
-    if hit is not None and hit[0] is catalog and hit[1] == version:
-        return hit[2]
-    result = compute_listing(
-        catalog.seen_by(agent), agent, cwd, home=home, env=env, context_window=context_window
-    )
-    _LISTINGS.pop(key, None)
-    while len(_LISTINGS) >= _MAX_LISTINGS:
-        _LISTINGS.pop(next(iter(_LISTINGS)))
-    _LISTINGS[key] = (catalog, version, result)
-    return result
+    return _slot(catalog, agent, home, env, context_window).result
 
 
-async def listing(svc: Services, params: ListingParams, caller: Caller = _NOBODY) -> ListingResult:
-    """``skills.listing``."""
+async def listing(
+    svc: Services,
+    params: ListingParams,
+    caller: Caller = _NOBODY,
+    shape: Callable[[ListingResult], Any] | None = None,
+    *,
+    key: str = "",
+) -> Any:
+    """``skills.listing``; with ``shape``, in the form a face sends it (an encoding), made once
+    per listing under ``key``: at 10 000 skills the answer is over a megabyte."""
     if params.context_window is not None and not 1 <= params.context_window <= 100_000_000:
         raise _bad("contextWindow", "must be between 1 and 100000000 tokens")
     rules = known_agent(params.agent)
     view = await _view(svc, caller, params.cwd, params.session_id)
-    return await svc.file_ops.run(
-        cached_listing,
-        view.seen.catalog,
-        rules.name,
-        home=svc.home,
-        env=svc.env,
-        context_window=params.context_window,
-    )
+
+    def work() -> Any:
+        slot = _slot(view.seen.catalog, rules.name, svc.home, svc.env, params.context_window)
+        if shape is None:
+            return slot.result
+        if key not in slot.shaped:
+            slot.shaped[key] = shape(slot.result)
+        return slot.shaped[key]
+
+    return await svc.file_ops.run(work)
 
 
 # -- profiles -------------------------------------------------------------------------------
