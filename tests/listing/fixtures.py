@@ -225,6 +225,50 @@ def _long(home: Path, project: Path) -> None:
     _settings(home / ".claude/settings.json", {"skillListingMaxDescChars": 100})
 
 
+def _plugins(home: Path, project: Path) -> None:
+    """Two personal skills, a project skill and a plugin of two skills from a local directory
+    marketplace (Claude Code reads a directory marketplace's plugin where it is)."""
+    for name in ("zulu", "delta"):
+        write_skill(home / ".claude/skills", name, f"The {name} skill, the user's.")
+    write_skill(project / ".claude/skills", "echo", "The echo skill, the project's.")
+    market = home / ".claude/plugins/marketplaces/acme-market"
+    plugin = market / "tools"
+    for name in ("fmt", "lint"):
+        write_skill(plugin / "skills", name, f"The {name} skill of the tools plugin.")
+    _settings(plugin / ".claude-plugin/plugin.json", {"name": "tools", "version": "1.2.0"})
+    _settings(
+        market / ".claude-plugin/marketplace.json",
+        {
+            "name": "acme-market",
+            "owner": {"name": "acme"},
+            "plugins": [{"name": "tools", "source": "./tools", "version": "1.2.0"}],
+        },
+    )
+    when = "2026-11-01T00:00:00.000Z"
+    _settings(
+        home / ".claude/plugins/known_marketplaces.json",
+        {
+            "acme-market": {
+                "source": {"source": "directory", "path": str(market)},
+                "installLocation": str(market),
+                "lastUpdated": when,
+            }
+        },
+    )
+    record = {
+        "scope": "user",
+        "installPath": str(plugin),
+        "version": "1.2.0",
+        "installedAt": when,
+        "lastUpdated": when,
+    }
+    _settings(
+        home / ".claude/plugins/installed_plugins.json",
+        {"version": 2, "plugins": {"tools@acme-market": [record]}},
+    )
+    _settings(home / ".claude/settings.json", {"enabledPlugins": {"tools@acme-market": True}})
+
+
 #: Fixture name -> builder(home, project).
 FIXTURES: dict[str, Callable[[Path, Path], None]] = {
     "small": _small,
@@ -233,6 +277,7 @@ FIXTURES: dict[str, Callable[[Path, Path], None]] = {
     "overrides": _overrides,
     "raised-fraction": _raised,
     "long-descriptions": _long,
+    "plugins": _plugins,
 }
 
 #: The 30 skills of the 300 that the profile repository needs (their topic is in its README).
