@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -261,6 +262,8 @@ def _bad(field: str, why: str) -> SkillsdError:
 #: made of it, so an unchanged catalog and unchanged settings answer without recomputing.
 _LISTINGS: dict[tuple[str, str, int | None], _Slot] = {}
 _MAX_LISTINGS = 16
+#: Requests run in file-operation threads: one at a time reads or changes the cache.
+_LISTINGS_LOCK = threading.Lock()
 
 
 @dataclass(slots=True)
@@ -282,16 +285,19 @@ def _slot(
     cwd = catalog.plan.cwd
     key = (cwd, agent, context_window)
     version = _inputs_version(cwd, home, env)
-    hit = _LISTINGS.get(key)
+    with _LISTINGS_LOCK:
+        hit = _LISTINGS.get(key)
     if hit is not None and hit.catalog is catalog and hit.version == version:
         return hit
     result = compute_listing(
         catalog.seen_by(agent), agent, cwd, home=home, env=env, context_window=context_window
     )
-    _LISTINGS.pop(key, None)
-    while len(_LISTINGS) >= _MAX_LISTINGS:
-        _LISTINGS.pop(next(iter(_LISTINGS)))
-    slot = _LISTINGS[key] = _Slot(catalog, version, result, {})
+    slot = _Slot(catalog, version, result, {})
+    with _LISTINGS_LOCK:
+        _LISTINGS.pop(key, None)
+        while len(_LISTINGS) >= _MAX_LISTINGS:
+            _LISTINGS.pop(next(iter(_LISTINGS)))
+        _LISTINGS[key] = slot
     return slot
 
 
@@ -327,9 +333,11 @@ async def listing(
         slot = _slot(view.seen.catalog, rules.name, svc.home, svc.env, params.context_window)
         if shape is None:
             return slot.result
-        if key not in slot.shaped:
-            slot.shaped[key] = shape(slot.result)
-        return slot.shaped[key]
+        shaped = slot.shaped.get(key)
+        if shaped is None:
+            # Two requests may both shape it: the same bytes, the last one kept.
+            shaped = slot.shaped[key] = shape(slot.result)
+        return shaped
 
     return await svc.file_ops.run(work)
 
