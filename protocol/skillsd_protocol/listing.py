@@ -41,7 +41,8 @@ class ListingParams(Params, kw_only=True):
 
 class ListingEntry(Wire, kw_only=True):
     """One skill of an agent's listing: how its model is shown it, the characters its line
-    takes (0 when absent) and why. ``id`` is absent for the agent's own bundled skills."""
+    takes (0 when absent) and why. ``id`` is absent for the agent's own bundled skills; ``cut``:
+    shown with the start of its description only (Codex shortens descriptions)."""
 
     name: str
     shown: ListingShown
@@ -49,6 +50,7 @@ class ListingEntry(Wire, kw_only=True):
     why: str
     id: str | None = None
     bundled: bool = False
+    cut: bool = False
 
 
 class ListingResult(Wire, kw_only=True):

@@ -109,7 +109,7 @@ class Listing:
         for entry in self.entries:
             if not entry.bundled and entry.shown in ("full", "name-only"):
                 shown += 1
-                full += entry.shown == "full"
+                full += entry.shown == "full" and not entry.cut
         return full, shown
 
 

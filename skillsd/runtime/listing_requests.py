@@ -33,6 +33,7 @@ from skillsd.core.agent_settings_edit import SettingsError, add_keys, remove_key
 from skillsd.core.agent_view import known_agent
 from skillsd.core.atomic_files import atomic_write
 from skillsd.core.catalog import Catalog
+from skillsd.core.codex_listing import codex_listing
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.file_version import stat_key
 from skillsd.core.fs_boundary import decode_json, read_file
@@ -75,8 +76,9 @@ __all__ = [
 
 _NOBODY = Caller()
 
-#: The agents whose listing skillsd models, and those whose per-skill switch it can write.
-MODELLED = ("claude-code",)
+#: The agents whose listing skillsd models, and those whose per-skill switch it writes.
+MODELLED = ("claude-code", "codex")
+PROFILED = ("claude-code",)
 #: Where ``apply`` records what it wrote, beside the state file.
 PROFILES_FILE = "profiles.json"
 #: ``~/.claude.json`` holds Claude Code's whole history: read at most this much of it.
@@ -246,6 +248,10 @@ def compute_listing(
             shown=0,
             why=_not_modelled(rules.name, rules.title),
         )
+    if rules.name == "codex":
+        codex_home = expand_folder("$CODEX_HOME", home=home, env=env)
+        found = codex_listing(skills, codex_home=codex_home, context_window=context_window)
+        return _listing_result(found, ())
     inputs = _claude_inputs(cwd, home, env)
     result = claude_code_listing(
         skills, inputs.settings, context_window=context_window, usage=inputs.usage
@@ -364,7 +370,7 @@ def _write_records(path: str, records: dict[str, Any]) -> None:
 
 def _agents_for(agent: str | None) -> list[str]:
     if agent is None:
-        return list(MODELLED)
+        return list(PROFILED)
     return [known_agent(agent).name]
 
 
@@ -381,7 +387,7 @@ def _profile(
     env: Mapping[str, str],
 ) -> tuple[AgentProfile, Plan | None]:
     rules = known_agent(agent)
-    if rules.name not in MODELLED:
+    if rules.name not in PROFILED:
         why = (
             f"{rules.title}: no per-skill switch skillsd can write for one project "
             '(docs/agents.md, "Profiles")'
@@ -646,7 +652,13 @@ def listing_warnings(
             env=env,
             context_window=None,
         )
-        if result.full < result.shown:
+        cut = sum(1 for e in result.entries if e.cut and not e.bundled)
+        if cut:
+            lines.append(
+                f"{rules.title} shortens the descriptions of {cut} of {result.shown} skills in "
+                f"this folder to fit its budget (`skillsd listing --agent {rules.name}`)"
+            )
+        elif result.full < result.shown:
             lines.append(
                 f"{rules.title} shows {result.full} of {result.shown} skills in full in this "
                 f"folder: the other {result.shown - result.full} reach its model as bare names "

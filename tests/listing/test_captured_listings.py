@@ -6,6 +6,8 @@ characters the whole listing takes. No agent is needed here; the real-agent test
 
 from __future__ import annotations
 
+import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,9 +17,9 @@ from skillsd.core.config import Config, DiscoveryConfig
 from skillsd.core.discovery import compute_roots
 from skillsd.runtime.listing_requests import compute_listing
 from skillsd_protocol.listing import ListingResult
-from tests.listing.capture import CAPTURED
+from tests.listing.capture import CAPTURED, strip_codex_system
 from tests.listing.compare import claude_differences
-from tests.listing.fixtures import build
+from tests.listing.fixtures import build, write_skill
 
 STORED = sorted(p.stem for p in (CAPTURED / "claude-code").glob("*.txt"))
 
@@ -34,6 +36,50 @@ def modelled(name: str, base: Path) -> tuple[ListingResult, Path]:
         skills, "claude-code", str(project), home=str(home), env=env, context_window=None
     )
     return result, home
+
+
+CODEX = sorted(p.stem for p in (CAPTURED / "codex").glob("*.txt"))
+#: Codex's own skills as the stored captures hold them: name and description length (their
+#: text ships inside Codex; stand-ins of the same length cost what they cost).
+CODEX_SYSTEM = re.findall(
+    r"(?m)^- ([a-z-]+): <(\d+) characters> \(file: r1/",
+    (CAPTURED / "codex" / "small.txt").read_text(),
+)
+
+
+def codex_modelled(name: str, base: Path) -> ListingResult:
+    """The model's Codex listing for fixture ``name`` under ``base``, with stand-ins for
+    Codex's own skills (which Codex writes into ``$CODEX_HOME/skills/.system``)."""
+    home, project = build(name, base)
+    for skill, length in CODEX_SYSTEM:
+        write_skill(home / ".codex/skills/.system", skill, "x" * int(length))
+    env = {"HOME": str(home)}
+    config = Config(discovery=DiscoveryConfig(max_dirs=100_000))
+    plan = compute_roots(str(project), config, home=str(home), env=env)
+    skills = build_catalog(plan, config).seen_by("codex")
+    return compute_listing(
+        skills, "codex", str(project), home=str(home), env=env, context_window=None
+    )
+
+
+@pytest.mark.parametrize("name", CODEX)
+def test_the_model_is_what_codex_sent(name: str) -> None:
+    # The captures' paths were /tmp/listing-XXXXXXXX: path lengths change what fits.
+    with tempfile.TemporaryDirectory(prefix="listing-", dir="/tmp") as base:
+        result = codex_modelled(name, Path(base))
+        system = str(Path(base) / "home/.codex/skills/.system")
+        ours = strip_codex_system(result.text, system).replace(base, "$FIXTURE")
+    stored = (CAPTURED / "codex" / f"{name}.txt").read_text()
+    body = stored[stored.index("### Skill roots") : stored.rindex("\n</skills_instructions>")]
+    assert ours == body
+
+
+def test_codex_shortens_every_description_past_its_budget() -> None:
+    with tempfile.TemporaryDirectory(prefix="listing-", dir="/tmp") as base:
+        result = codex_modelled("three-hundred", Path(base))
+    own = [e for e in result.entries if not e.bundled]
+    assert len(own) == 300 and all(e.cut and e.shown == "full" for e in own)
+    assert (result.full, result.shown, result.budget_chars) == (0, 300, 40_000)
 
 
 def test_every_fixture_was_captured() -> None:
