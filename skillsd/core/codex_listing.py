@@ -6,10 +6,10 @@ root in a table of the roots the listed skills come from (sorted by path). Order
 ``.system`` skills, then admin (``/etc/codex/skills``), repository and user skills, each by
 name then path. The budget is 2 % of the context window in tokens, a line costing its UTF-8
 bytes and newline over 4, rounded up, less what a long roots table costs. When every line in
-full fits, all are full; when the lines without descriptions fit, the room left is handed
-out one description character at a time to each skill in turn (a character that costs no new token is always taken), so every
-description is shortened about equally; otherwise descriptions are dropped and the lines that
-fit, in order, are kept.
+full fits, all are full. When the lines without descriptions fit, the room left is handed
+out one description character at a time to each skill in turn (a character that costs no new
+token is always taken), so every description is shortened about equally. Otherwise the
+descriptions are dropped and the lines that fit, in order, are kept.
 """
 
 from __future__ import annotations
