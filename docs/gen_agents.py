@@ -124,8 +124,9 @@ all (`off`), and why. `text` holds the lines of the skills on disk byte for byte
 sends them; the agent's own bundled skills (whose text ships inside the agent) count in
 `usedChars` and are listed in `entries` (`bundled: true`) but are left out of `text`.
 `skillsd doctor` warns, for each agent in use here, when some skill reaches its model without
-its description ("Claude Code shows 79 of 300 skills in full in this folder"), and the TUI
-shows the same per agent (`l`).
+its description ("Claude Code shows 79 of 300 skills in full in this folder") or with a
+shortened one ("Codex shortens the descriptions of 300 of 300 skills in this folder"), and
+the TUI shows the same per agent (`l`).
 
 - **Claude Code 2.1.328: modelled**, and checked against its captured request
   (`tests/listing`). One line per skill, `- name: description` or `- name`; the description is
@@ -145,13 +146,20 @@ shows the same per agent (`l`).
   `disable-model-invocation: true`, leave skills out or bare; `disableBundledSkills` drops the
   bundled ones. Not modelled: managed settings, `--add-dir` folders, claude.ai-synced skills,
   `.claude/skills` below the working directory.
-- **Codex 0.171.0: captured, not modelled yet** (`tests/listing/captured/codex`; `skills.listing`
-  answers `modelled: false`). A `<skills_instructions>` message: a table of skill roots (`r0`,
-  `r1`...) and one line per skill, `- name: description (file: rN/name/SKILL.md)`; its own
-  `.system` skills first, then repository skills, then user skills, by name; same-named skills
-  are all listed. Over its budget (a share of the context window, counted in tokens) it keeps
-  every skill and shortens every description; when even bare lines do not fit, it drops the
-  descriptions, then skills (3 000 skills: 845 listed, none with a description).
+- **Codex 0.171.0: modelled**, and checked against its captured request (`tests/listing`). A
+  `<skills_instructions>` message: a table of the roots the listed skills come from (`r0`,
+  `r1`... by path) and one line per skill, `- name: description (file: rN/<path>/SKILL.md)`;
+  its own `.system` skills first (`$CODEX_HOME/skills/.system`, written there by Codex), then
+  admin, repository and user skills, each by name; same-named skills are all listed. Budget:
+  2 % of the context window in tokens, a line costing its bytes and newline over 4 (10 000
+  tokens at the 500 000-token window it assumed for a model it has no metadata for; pass
+  `contextWindow` for yours), less what a long roots table costs; `budgetChars` and
+  `usedChars` are those tokens times 4. Over it, Codex keeps every skill and shortens every
+  description about equally, one character at a time across all of them (`cut: true`, `why`
+  says to how many characters); when even lines without descriptions overflow, it drops the
+  descriptions, then the skills that do not fit (3 000 skills: 843 listed, none described).
+  `text` starts at its `### Skill roots` heading (the fixed sentences before it are Codex's).
+  Not modelled: `[[skills.config]]` switches, plugins, `agents/openai.yaml` policies.
 - **Every other agent: not modelled** (no budget documented); `skills.listing` answers
   `modelled: false` with why.
 
@@ -183,8 +191,8 @@ changed `reset` puts back the file's bytes exactly (or removes the file skillsd 
   committed), never the committed `.claude/settings.json`.
 - **Codex**: its per-skill switch is `[[skills.config]]` with `enabled = false` in
   `config.toml` (on or off only), in the user's `~/.codex/config.toml` (every project) or a
-  repository's committed `.codex/config.toml`: there is no uncommitted per-project file, and
-  its listing is not modelled yet, so `apply` is not available for it.
+  repository's committed `.codex/config.toml`: there is no uncommitted per-project file, so
+  `apply` is not available for it (`skills.profile.plan` answers `supported: false`).
 - **Every other agent**: no documented per-skill switch: not available.
 """
 

@@ -1,5 +1,5 @@
 """The TUI's listing view (key ``l``) against a real shared daemon: Claude Code's listing of
-the folder with its budget line, then the next agent, which is not modelled."""
+the folder with its budget line, then the next agent's."""
 
 from __future__ import annotations
 
@@ -52,6 +52,6 @@ async def test_listing_view_per_agent(make_app: Callable[[], SkillsApp]) -> None
         assert any(r.startswith("full") and "s000" in r for r in rows)
         assert any(r.startswith("name-only") and "s149" in r for r in rows)
         await pilot.press("n")
-        await until(pilot, lambda: "not modelled" in title(), "Codex")
+        await until(pilot, lambda: title().startswith("Codex:"), "Codex's listing")
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ListingScreen), "closing")

@@ -589,12 +589,15 @@ export interface ListResult {
 
 /**
  * One skill of an agent's listing: how its model is shown it, the characters its line
- * takes (0 when absent) and why. `id` is absent for the agent's own bundled skills.
+ * takes (0 when absent) and why. `id` is absent for the agent's own bundled skills; `cut`:
+ * shown with the start of its description only (Codex shortens descriptions).
  */
 export interface ListingEntry {
   /** @default false */
   bundled?: boolean;
   chars: number;
+  /** @default false */
+  cut?: boolean;
   /** @default null */
   id?: string | null;
   name: string;
