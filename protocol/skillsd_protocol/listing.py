@@ -73,7 +73,7 @@ class ListingResult(Wire, kw_only=True):
 
 
 class ProfileParams(Params, kw_only=True):
-    """``agent``: one agent (default: every agent the project uses, of those skillsd models);
+    """``agent``: one agent (default: every agent skillsd writes profiles for: Claude Code);
     ``budgetFraction``: plan for this share of the context window instead of the agent's
     current setting (``reset`` ignores it)."""
 

@@ -54,7 +54,7 @@ def register(subparsers: Any) -> None:
 
     summary = "propose, apply or reset which skills each agent shows its model in this project"
     p = subparsers.add_parser("profile", help=summary, description=summary)
-    p.add_argument("--agent", help="one agent (default: every agent skillsd models)")
+    p.add_argument("--agent", help="one agent (default: every agent skillsd writes profiles for)")
     what = p.add_mutually_exclusive_group()
     what.add_argument(
         "--apply", action="store_true", help="write the plan into the agent's settings"

@@ -867,7 +867,7 @@ export interface ProfileLeft {
 }
 
 /**
- * `agent`: one agent (default: every agent the project uses, of those skillsd models);
+ * `agent`: one agent (default: every agent skillsd writes profiles for: Claude Code);
  * `budgetFraction`: plan for this share of the context window instead of the agent's
  * current setting (`reset` ignores it).
  */
