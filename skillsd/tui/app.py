@@ -117,7 +117,7 @@ class SkillsApp(App[None]):
         Binding("t", "trust", "Trust"),
         Binding("e", "errors", "Errors"),
         Binding("i", "installed", "Installed"),
-        Binding("l", "listing", "Listing"),
+        Binding("l", "listing", "Listing", show=False),
         # Left out of the footer so the rest fits 80 columns: the list reloads by itself when
         # files change, and enter on a skill is what anyone tries first.
         Binding("r", "reload", "Reload", show=False),
