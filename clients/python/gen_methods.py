@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from skillsd_protocol import METHODS, diagnosis, install, model
+from skillsd_protocol import METHODS, diagnosis, install, listing, model
 from skillsd_protocol import messages as m
 
 OUTPUT = Path(__file__).resolve().parent / "skillsd_client" / "_methods.py"
@@ -67,6 +67,10 @@ PY_NAMES: dict[str, str] = {
     "skills.restore": "restore",
     "skills.scan": "scan",
     "usage.report": "usage_report",
+    "skills.listing": "listing",
+    "skills.profile.plan": "profile_plan",
+    "skills.profile.apply": "profile_apply",
+    "skills.profile.reset": "profile_reset",
 }
 
 HEADER = '''\
@@ -85,6 +89,7 @@ from msgspec import UNSET, UnsetType
 
 from skillsd_protocol import diagnosis as diag
 from skillsd_protocol import install as inst
+from skillsd_protocol import listing as ls
 from skillsd_protocol import messages as m
 from skillsd_protocol import model
 
@@ -120,7 +125,8 @@ def _aliases() -> dict[Any, str]:
     """Named Literal aliases of the protocol (``Scope``, ``LoadFormat``...) by value, each
     spelled through the module that defines it."""
     found: dict[Any, str] = {}
-    for prefix, module in (("model", model), ("m", m), ("inst", install), ("diag", diagnosis)):
+    modules = (("model", model), ("m", m), ("inst", install), ("diag", diagnosis), ("ls", listing))
+    for prefix, module in modules:
         for name, value in vars(module).items():
             if typing.get_origin(value) is typing.Literal:
                 found.setdefault(value, f"{prefix}.{name}")
@@ -128,7 +134,12 @@ def _aliases() -> dict[Any, str]:
 
 
 #: The protocol modules whose Structs the generated code names through their own module.
-_MODULE_PREFIXES = {model.__name__: "model", install.__name__: "inst", diagnosis.__name__: "diag"}
+_MODULE_PREFIXES = {
+    model.__name__: "model",
+    install.__name__: "inst",
+    diagnosis.__name__: "diag",
+    listing.__name__: "ls",
+}
 _BUILTINS: dict[Any, str] = {str: "str", int: "int", float: "float", bool: "bool"}
 
 

@@ -32,6 +32,7 @@ _COMMAND_MODULES = (
     "evals",
     "usage",
     "remote",
+    "agent_listing",
 )
 
 
@@ -68,6 +69,8 @@ COMMAND_OWNERS = {
     "eval": "evals",
     "usage": "usage",
     "remote": "remote",
+    "listing": "agent_listing",
+    "profile": "agent_listing",
 }
 
 

@@ -21,6 +21,7 @@ from skillsd.jsonrpc.router import Encoded
 from skillsd.runtime import process_status
 from skillsd.runtime import use_cases as rq
 from skillsd.runtime.services import Services
+from skillsd_protocol.listing import ListingParams
 from skillsd_protocol.messages import (
     CommandsParams,
     DaemonStatusResult,
@@ -39,6 +40,7 @@ def register(router: Router, services: Services) -> None:
     for method, fn in _WITHOUT_CALLER.items():
         router.add(method, partial(_without_caller, fn, services))
     router.add("skills.commands", partial(_commands, services))
+    router.add("skills.listing", partial(_listing, services))
     router.add("session.open", partial(_session_open, services))
     router.add("tools.list", _tools_list, mode="inline")
     router.add("daemon.status", partial(_status, services))
@@ -90,6 +92,13 @@ async def _commands(svc: Services, params: CommandsParams, ctx: RequestContext) 
     return await rq.commands(
         svc, params, caller, lambda _view, result: Encoded.of(result), key="skills.commands:json"
     )
+
+
+async def _listing(svc: Services, params: ListingParams, ctx: RequestContext) -> Encoded:
+    # Over a megabyte on 10 000 skills: encoded once per listing, not once per request.
+    caller = _caller(svc, ctx, listens=False)
+    encoded: Encoded = await rq.skills_listing(svc, params, caller, Encoded.of, key="json")
+    return encoded
 
 
 async def _session_open(
@@ -153,6 +162,9 @@ _WITH_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "skills.restore": rq.restore_skills,
     "skills.scan": rq.scan_skills,
     "usage.report": rq.usage_report,
+    "skills.profile.plan": rq.profile_plan,
+    "skills.profile.apply": rq.profile_apply,
+    "skills.profile.reset": rq.profile_reset,
 }
 
 _WITHOUT_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {

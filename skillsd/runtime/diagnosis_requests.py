@@ -37,6 +37,7 @@ from skillsd.installing.installer import wire_findings
 from skillsd.runtime.caller import NOBODY, Caller, view_for
 from skillsd.runtime.embeddings import semantic_version
 from skillsd.runtime.list_summary import list_summary
+from skillsd.runtime.listing_requests import listing_warnings
 from skillsd.runtime.remote_store import remote_problems
 from skillsd.runtime.request_view import RequestView
 from skillsd.runtime.services import Services
@@ -173,6 +174,12 @@ def _report(
         )
     for load_error in catalog.errors:
         errors.append(_diag("error", "skill.invalid", load_error.message, load_error.path))
+    # Agents in use here whose model is shown some skill without its description.
+    present = agents_present(catalog.cwd, catalog.root, env=svc.env, home=svc.home)
+    warnings.extend(
+        _diag("warning", "agent.listing_truncated", line, catalog.cwd)
+        for line in listing_warnings(catalog, present, home=svc.home, env=svc.env)
+    )
     # Refused remote skills are errors, unreachable remotes warnings (docs/remote.md).
     for problem in remote_problems(remotes_in_effect(config, trust.trusted), svc.remotes.store):
         (errors if problem.severity == "error" else warnings).append(problem)

@@ -16,7 +16,8 @@ result; nothing else. Each use case is written once, in the module of its concer
 - :mod:`~skillsd.runtime.diagnosis_requests`: the doctor report, the agents matrix;
 - :mod:`~skillsd.runtime.validation_requests`: validate;
 - :mod:`~skillsd.runtime.install_requests`: install, installed, update, remove, restore, scan;
-- :mod:`~skillsd.runtime.usage_requests`: the use ledger's report.
+- :mod:`~skillsd.runtime.usage_requests`: the use ledger's report;
+- :mod:`~skillsd.runtime.listing_requests`: what each agent lists to its model, and profiles.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from skillsd.runtime.install_requests import (
     update_skills,
 )
 from skillsd.runtime.invocation_requests import invoke
+from skillsd.runtime.listing_requests import listing as skills_listing
+from skillsd.runtime.listing_requests import profile_apply, profile_plan, profile_reset
 from skillsd.runtime.loading_requests import load, read_file, skill_contents, skill_files, unload
 from skillsd.runtime.persona_requests import personas_get, personas_list
 from skillsd.runtime.policy_requests import check, remember, set_enabled, trust_get, trust_set
@@ -75,6 +78,9 @@ __all__ = [
     "open_session",
     "personas_get",
     "personas_list",
+    "profile_apply",
+    "profile_plan",
+    "profile_reset",
     "prompt",
     "read_file",
     "release_sessions",
@@ -86,6 +92,7 @@ __all__ = [
     "set_enabled",
     "skill_contents",
     "skill_files",
+    "skills_listing",
     "suggest",
     "tools_call",
     "trust_get",
