@@ -1,14 +1,27 @@
 """Which skills fit a user's request (``skills.suggest``, docs/hooks.md): a score in 0..1 that
-means the same thing whatever the catalog, and ``activate`` above a threshold.
+means the same thing whatever the catalog, ``activate`` above a threshold, and ``candidate``
+for close ones when nothing activates.
 
-The score is **coverage**: the share of the request's informative words (its stems, less the
-words every request has: "please", "help", "the", ...) that the skill's own fields contain,
-each word weighted by how rare it is in the catalog (inverse document frequency), and each
-field by how much it says about the skill (name 1.0, tags 0.9, description and ``when_to_use``
-0.8). A word no skill has counts fully against every skill, so a request about something no
-skill covers scores low everywhere, which lets a host tell "use this" from "nothing fits".
-Naming the skill (``pdf-forms``, "pdf forms") scores at least :data:`NAMED_SCORE`; a skill whose
-``paths`` match a file being worked on gains :data:`PATHS_BONUS`.
+The score is **coverage**: the share of the request's informative words that the skill's own
+words hold. Each request word weighs what it says in general, not in this catalog: words every
+request has ("please", "the") weigh nothing, generic ones ("file", "create", "project") weigh
+:data:`GENERIC_WEIGHT`, any other word 1. That weight comes from a fixed background (the word
+lists below), never from the installed skills, so adding or removing skills changes no other
+skill's score: ``activate`` means the same with 30 skills or 3 000.
+
+How much a skill holds a word is the evidence of each of its fields, combined as independent
+evidence (``1 - prod(1 - e)``): its name (1.0), tags, description and ``when_to_use``, the
+queries of its ``evals/triggers.json`` that should trigger it, its body's headings, the names of
+its resource files and its body's first paragraphs (:data:`FIELDS`). A field longer than its
+reference length counts for less (``sqrt(reference / length)``), so a skill cannot win by
+breadth: a description that lists every API term matches much, each match weakly.
+
+The skill's own trigger queries count twice: as words, and as whole requests. A request close
+to one of its ``should_trigger: true`` queries scores at least that closeness; close to one of
+its ``should_trigger: false`` queries (closer than to any positive one), its score shrinks by
+it, so the author's "not this" holds. Naming the skill (``pdf-forms``, "pdf forms") scores at
+least :data:`NAMED_SCORE`; a skill whose ``paths`` match a file being worked on gains
+:data:`PATHS_BONUS`.
 
 Built once per catalog (:class:`SuggestIndex`); a query costs one pass over the postings of its
 few stems.
@@ -17,47 +30,75 @@ few stems.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.search import parse_tags, stem, tokenize
+from skillsd.core.skill_evidence import NO_EVIDENCE, EvidenceCache, SkillEvidence
 from skillsd_protocol import SkillMetadata
 
 __all__ = [
+    "CANDIDATE_THRESHOLD",
     "DEFAULT_THRESHOLD",
+    "FIELDS",
+    "GENERIC_WEIGHT",
     "MAX_ACTIVE_FILES",
     "MAX_ACTIVE_FILE_BYTES",
+    "MAX_CANDIDATES",
     "NAMED_SCORE",
     "PATHS_BONUS",
+    "SCORE_DECIMALS",
     "SEMANTIC_FLOOR",
     "SEMANTIC_WEIGHT",
     "Scored",
     "SuggestIndex",
+    "Verdict",
     "check_active_files",
     "request_stems",
+    "round_score",
+    "verdicts",
 ]
 
-#: ``suggest.threshold``'s default: chosen on bench/suggest_set.json so that requests no skill
-#: covers activate nothing (docs/benchmarks.md, "Suggestions").
-DEFAULT_THRESHOLD = 0.4
+#: ``suggest.threshold``'s default: chosen on the tuning sets (docs/benchmarks.md,
+#: "Suggestions") so that unrelated requests activate nothing.
+DEFAULT_THRESHOLD = 0.5
+#: ``suggest.candidateThreshold``'s default: when nothing activates, up to
+#: :data:`MAX_CANDIDATES` skills scoring at least this are offered as candidates.
+CANDIDATE_THRESHOLD = 0.3
+MAX_CANDIDATES = 3
 #: The least score of a skill the request names.
 NAMED_SCORE = 0.9
 #: What a ``paths`` match with an active file adds.
 PATHS_BONUS = 0.15
+#: Scores and thresholds are compared and shown at this many decimals, everywhere.
+SCORE_DECIMALS = 2
 #: ``activeFiles`` bounds: each file is matched against every skill's ``paths`` globs, so these
 #: bound what one request can cost.
 MAX_ACTIVE_FILES = 1000
 MAX_ACTIVE_FILE_BYTES = 4096
 #: The optional semantic stage (``skillsd[semantic]``): a cosine similarity over
-#: :data:`SEMANTIC_FLOOR` adds :data:`SEMANTIC_WEIGHT` times the excess to the score. Chosen on
-#: bench/suggest_set.json: it lifts paraphrased and indirect requests without activating
-#: unrelated ones (docs/benchmarks.md, "Suggestions").
+#: :data:`SEMANTIC_FLOOR` adds :data:`SEMANTIC_WEIGHT` times the excess to the score.
 SEMANTIC_WEIGHT = 0.4
 SEMANTIC_FLOOR = 0.2
 
-#: Field weights: what a word in that field says about the skill.
-_NAME, _TAGS, _TEXT = 1.0, 0.9, 0.8
+#: What a generic word of a request weighs (a specific one weighs 1).
+GENERIC_WEIGHT = 0.3
+
+#: The fields of a skill: name, weight (what one of its words says about the skill) and
+#: reference length in distinct words (longer fields count for less).
+FIELDS: tuple[tuple[str, float, int], ...] = (
+    ("name", 1.0, 4),
+    ("tags", 0.9, 8),
+    ("description", 0.85, 30),
+    ("when_to_use", 0.85, 30),
+    ("triggers", 0.75, 60),
+    ("headings", 0.6, 40),
+    ("resources", 0.5, 20),
+    ("body", 0.45, 120),
+)
+_FIELD_NAMES = tuple(name for name, _, _ in FIELDS)
 
 #: Words of any request: they say nothing about which skill fits.
 _FILLER_WORDS = """
@@ -67,9 +108,39 @@ its just let like me mine more most my need needs no not now of off on once one 
 out over own please same she should so some such than that the their them then there these
 they this those through to too under until up us very want wants was we were what when
 where which while who why will with would you your yours help make sure thing things stuff
-way something using use used via new good best quick quickly really able
+way something using use used via new good best quick quickly really able i'm im it's dont
+don't can't cant lets let's hey hi thanks thank ok okay yes yeah also just still again
 """
 _FILLER = frozenset(stem(word) for word in _FILLER_WORDS.split())
+
+#: Words a request about almost anything may use: they count, but for little.
+_GENERIC_WORDS = """
+add added adding all another anything around ask based before better bit both build built
+change changes check come create created current day days different each else every
+everything example explain few file files find first fix follow give go going great hand
+have idea include info information instead issue item items keep kind know last later
+latest look lot lots made many maybe mean might more much name next note number old open
+other part people person piece place point pretty problem project put read ready right run
+running say see seem set setup show simple small some someone start step still support take
+tell test text thing think time today tomorrow try turn two understand update version want
+week well whole without work working write writing wrong year yesterday app application code
+data page list output input run result results content form format type value values way
+need needed goes going went getting doing does done tool tools thing system
+"""
+_GENERIC = frozenset(stem(word) for word in _GENERIC_WORDS.split()) - _FILLER
+
+
+def word_weight(word: str) -> float:
+    """What a request's stem ``word`` says, from the fixed background: 0 for filler,
+    :data:`GENERIC_WEIGHT` for generic words, else 1."""
+    if word in _FILLER:
+        return 0.0
+    return GENERIC_WEIGHT if word in _GENERIC else 1.0
+
+
+def round_score(score: float) -> float:
+    """A score as compared with the threshold and shown: :data:`SCORE_DECIMALS` decimals."""
+    return round(score, SCORE_DECIMALS)
 
 
 def request_stems(text: str) -> list[str]:
@@ -105,7 +176,8 @@ def check_active_files(files: Sequence[str] | None) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Scored:
-    """One skill's score for a request, and why: the matched words per field."""
+    """One skill's score for a request (unrounded: ranking uses it whole), and why: the matched
+    words per field, and the closest of its own trigger queries."""
 
     skill: SkillMetadata
     score: float
@@ -113,41 +185,166 @@ class Scored:
     named: bool
 
 
-class SuggestIndex:
-    """The catalog's skills as word weights per field, for :meth:`rank`."""
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a host is told about one ranked skill."""
 
-    def __init__(self, skills: Sequence[SkillMetadata]) -> None:
+    score: float
+    activate: bool
+    candidate: bool
+
+
+def verdicts(
+    scores: Sequence[float],
+    threshold: float,
+    candidate_threshold: float,
+    *,
+    held: Sequence[bool] = (),
+) -> list[Verdict]:
+    """``activate`` and ``candidate`` for ranked ``scores`` (best first), compared at
+    :data:`SCORE_DECIMALS` decimals as they are shown: a skill activates when its score reaches
+    ``threshold``; when none does, up to :data:`MAX_CANDIDATES` reaching
+    ``candidate_threshold`` are candidates. ``held[i]``: the skill may be neither (the session
+    loaded it already)."""
+    bar, near = round_score(threshold), round_score(candidate_threshold)
+    rounded = [round_score(score) for score in scores]
+    blocked = [n < len(held) and held[n] for n in range(len(scores))]
+    active = [score >= bar and not block for score, block in zip(rounded, blocked, strict=True)]
+    offered = 0
+    found = []
+    for score, block, on in zip(rounded, blocked, active, strict=True):
+        candidate = False
+        if not any(active) and not block and score >= near and offered < MAX_CANDIDATES:
+            candidate = True
+            offered += 1
+        found.append(Verdict(score, on, candidate))
+    return found
+
+
+def _trigger_words(queries: Iterable[str]) -> list[dict[str, float]]:
+    return [{w: word_weight(w) for w in request_stems(q)} for q in queries]
+
+
+def _closeness(request: dict[str, float], queries: Sequence[dict[str, float]]) -> float:
+    """How close the request is to the closest of ``queries``: the cosine of their weighted
+    word sets (1: the same informative words)."""
+    mine = math.sqrt(sum(v * v for v in request.values()))
+    best = 0.0
+    for query in queries:
+        theirs = math.sqrt(sum(v * v for v in query.values()))
+        if not mine or not theirs:
+            continue
+        shared = sum(v * v for w, v in request.items() if w in query)
+        best = max(best, shared / (mine * theirs))
+    return best
+
+
+class SuggestIndex:
+    """The catalog's skills as word evidence per field, for :meth:`rank`.
+
+    ``evidence``: each skill's :class:`~skillsd.core.skill_evidence.SkillEvidence` in the
+    order of ``skills`` (read through an
+    :class:`~skillsd.core.skill_evidence.EvidenceCache`); without it skills are ranked on
+    their frontmatter alone.
+
+    The postings are flat arrays (stem -> a slice of skill indexes, evidence and the strongest
+    field), a few bytes a posting, so a large catalog's index stays small.
+    """
+
+    def __init__(
+        self,
+        skills: Sequence[SkillMetadata],
+        evidence: Sequence[SkillEvidence] | None = None,
+    ) -> None:
         self._skills = list(skills)
-        #: stem -> [(skill index, field weight, field name)], the best field per skill.
-        self._postings: dict[str, list[tuple[int, float, str]]] = {}
         self._names: dict[str, list[int]] = {}
+        #: Per skill with trigger queries: (positives, negatives) as weighted word sets.
+        self._triggers: dict[int, tuple[list[dict[str, float]], list[dict[str, float]]]] = {}
+        terms: dict[str, int] = {}
+        term_of = array("i")
+        doc_of = array("i")
+        value_of = array("f")
+        field_of = array("B")
         for i, skill in enumerate(self._skills):
-            best: dict[str, tuple[float, str]] = {}
-            for field, weight, words in self._fields(skill):
-                for word in words:
-                    if word not in best or best[word][0] < weight:
-                        best[word] = (weight, field)
-            for word, (weight, field) in best.items():
-                self._postings.setdefault(word, []).append((i, weight, field))
+            found = evidence[i] if evidence is not None else NO_EVIDENCE
+            for word, (value, field) in self._skill_words(skill, found).items():
+                term_of.append(terms.setdefault(word, len(terms)))
+                doc_of.append(i)
+                value_of.append(value)
+                field_of.append(field)
             name = " ".join(tokenize(skill.name))
             if name:
                 self._names.setdefault(name, []).append(i)
-        count = max(1, len(self._skills))
-        self._idf = {w: math.log(1 + count / len(p)) for w, p in self._postings.items()}
-        #: What a word no skill has weighs: as much as the rarest word.
-        self._unknown = math.log(1 + count)
+            if found.positives or found.negatives:
+                self._triggers[i] = (
+                    _trigger_words(found.positives),
+                    _trigger_words(found.negatives),
+                )
+        # Counting sort by term: each term's postings become one contiguous slice.
+        offsets = array("i", [0]) * (len(terms) + 1)
+        for t in term_of:
+            offsets[t + 1] += 1
+        for t in range(len(terms)):
+            offsets[t + 1] += offsets[t]
+        cursor = offsets[:-1]
+        total = len(term_of)
+        self._docs = array("i", [0]) * total
+        self._values = array("f", [0.0]) * total
+        self._fields = array("B", [0]) * total
+        for n in range(total):
+            t = term_of[n]
+            pos = cursor[t]
+            cursor[t] = pos + 1
+            self._docs[pos] = doc_of[n]
+            self._values[pos] = value_of[n]
+            self._fields[pos] = field_of[n]
+        self._terms = terms
+        self._offsets = offsets
 
     @staticmethod
-    def _fields(skill: SkillMetadata) -> Iterable[tuple[str, float, set[str]]]:
+    def _skill_words(skill: SkillMetadata, found: SkillEvidence) -> dict[str, tuple[float, int]]:
+        """Each stem of the skill with its combined evidence and its strongest field."""
         host = skill.host
-        text = skill.description + " " + (host.when_to_use or "" if host is not None else "")
-        yield "name", _NAME, {stem(t) for t in tokenize(skill.name)}
-        tags = " ".join(parse_tags(skill))
-        yield "tags", _TAGS, {stem(t) for t in tokenize(tags)}
-        yield "description", _TEXT, {stem(t) for t in tokenize(text)}
+        texts = (
+            skill.name,
+            " ".join(sorted(parse_tags(skill))),
+            skill.description,
+            (host.when_to_use or "") if host is not None else "",
+            " ".join(found.positives),
+            found.headings,
+            found.resources,
+            found.paragraphs,
+        )
+        missing: dict[str, float] = {}
+        strongest: dict[str, tuple[float, int]] = {}
+        for field, ((_, weight, reference), text) in enumerate(zip(FIELDS, texts, strict=True)):
+            if not text:
+                continue
+            words = {stem(t) for t in tokenize(text)}
+            if field == 0:
+                words.add("".join(tokenize(text)))  # "pdf-forms" also as "pdfforms"
+            value = weight * math.sqrt(reference / max(reference, len(words)))
+            for word in words:
+                if len(word) < 2:
+                    continue
+                missing[word] = missing.get(word, 1.0) * (1.0 - value)
+                if word not in strongest or strongest[word][0] < value:
+                    strongest[word] = (value, field)
+        return {w: (1.0 - missing[w], strongest[w][1]) for w in missing}
+
+    @classmethod
+    def read(cls, skills: Sequence[SkillMetadata], cache: EvidenceCache) -> SuggestIndex:
+        """The index of ``skills`` with their evidence, read (bounded) through ``cache``. Only
+        skills the model may use are read: the others are never suggested."""
+        evidence = [cache.get(skill) if skill.invocation.model else NO_EVIDENCE for skill in skills]
+        return cls(skills, evidence)
 
     def __len__(self) -> int:
         return len(self._skills)
+
+    @property
+    def skills(self) -> Sequence[SkillMetadata]:
+        return self._skills
 
     def rank(
         self,
@@ -161,16 +358,24 @@ class SuggestIndex:
         selects, saying why, or whose ``similarity`` to it, in the order of the index's
         skills, passes :data:`SEMANTIC_FLOOR`), best first."""
         words = request_stems(request)
+        weights = {w: word_weight(w) for w in words}
         # Reasons quote the request's own words, not their stems.
         said: dict[str, str] = {}
         for token in tokenize(request):
             said.setdefault(stem(token), token)
-        total = sum(self._idf.get(w, self._unknown) for w in words) or 1.0
+        total = sum(weights.values()) or 1.0
         gained: dict[int, float] = {}
         matched: dict[int, dict[str, list[str]]] = {}
-        for word in words:
-            for i, weight, field in self._postings.get(word, ()):
-                gained[i] = gained.get(i, 0.0) + weight * self._idf[word]
+        joined = "".join(tokenize(request))
+        for word in {*words, joined} if joined and len(words) > 1 else words:
+            tid = self._terms.get(word)
+            if tid is None:
+                continue
+            weight = weights.get(word, 1.0)
+            for pos in range(self._offsets[tid], self._offsets[tid + 1]):
+                i = self._docs[pos]
+                gained[i] = gained.get(i, 0.0) + weight * self._values[pos]
+                field = _FIELD_NAMES[self._fields[pos]]
                 matched.setdefault(i, {}).setdefault(field, []).append(said.get(word, word))
         spoken = " " + " ".join(tokenize(request)) + " "
         named = {i for name, ids in self._names.items() if f" {name} " in spoken for i in ids}
@@ -190,8 +395,11 @@ class SuggestIndex:
             skill = self._skills[i]
             if not usable(skill):
                 continue
-            score = gain / total
+            score = min(1.0, gain / total)
             reasons = matched.get(i, {})
+            triggers = self._triggers.get(i)
+            if triggers is not None:
+                score, reasons = self._judge(weights, score, reasons, *triggers)
             if i in meaning:
                 score += SEMANTIC_WEIGHT * (meaning[i] - SEMANTIC_FLOOR)
                 reasons = {**reasons, "meaning": [f"{meaning[i]:.2f}"]}
@@ -200,6 +408,24 @@ class SuggestIndex:
             if i in selected:
                 score += PATHS_BONUS
                 reasons = {**reasons, "paths": [selected[i]]}
-            found.append(Scored(skill, min(1.0, round(score, 4)), reasons, i in named))
+            found.append(Scored(skill, min(1.0, score), reasons, i in named))
         found.sort(key=lambda s: (-s.score, s.skill.path))
         return found
+
+    @staticmethod
+    def _judge(
+        request: dict[str, float],
+        score: float,
+        reasons: dict[str, list[str]],
+        positives: list[dict[str, float]],
+        negatives: list[dict[str, float]],
+    ) -> tuple[float, dict[str, list[str]]]:
+        """The score after the skill's own trigger queries: at least the closeness to its
+        closest positive one; shrunk by the closeness to a negative one that is closer."""
+        near = _closeness(request, positives)
+        far = _closeness(request, negatives)
+        if far > near:
+            return score * (1.0 - far), {**reasons, "unlike its triggers": [f"{far:.2f}"]}
+        if near > score:
+            return near, {**reasons, "like its triggers": [f"{near:.2f}"]}
+        return score, reasons
