@@ -94,7 +94,7 @@ def answer(
 ) -> list[tuple[str, bool, bool]]:
     """The top suggestions as ``skills.suggest`` gives them: (name, activate, candidate)."""
     similarity = semantic(query) if semantic is not None else None
-    ranked = index.rank(query, similarity=similarity)[:LIMIT]
+    ranked = index.rank(query, similarity=similarity, limit=LIMIT)
     marks = verdicts([s.score for s in ranked], threshold, candidate)
     return [(s.skill.name, v.activate, v.candidate) for s, v in zip(ranked, marks, strict=True)]
 
@@ -161,7 +161,7 @@ def latency(
         for row in rows:
             start = time.perf_counter()
             similarity = semantic(row["query"]) if semantic is not None else None
-            index.rank(row["query"], similarity=similarity)
+            index.rank(row["query"], similarity=similarity, limit=LIMIT)
             times.append((time.perf_counter() - start) * 1000)
     times.sort()
     return statistics.median(times), times[int(len(times) * 0.95)]

@@ -387,8 +387,13 @@ def suggest(
         paths_match_reason(params.active_files, catalog.root) if params.active_files else None
     )
     ranked = index.rank(
-        params.prompt, usable=usable, paths_match=paths_match, similarity=similarity
-    )[: params.limit]
+        params.prompt,
+        usable=usable,
+        paths_match=paths_match,
+        similarity=similarity,
+        explain=params.limit,
+        limit=params.limit,
+    )
     skills = [catalog.get(scored.skill.id) or scored.skill for scored in ranked]
     held = [skill.path in loaded for skill in skills]
     near = view.config.suggest.candidate_threshold

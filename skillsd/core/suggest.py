@@ -29,14 +29,17 @@ few stems.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import math
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.search import parse_tags, stem, tokenize
 from skillsd.core.skill_evidence import NO_EVIDENCE, EvidenceCache, SkillEvidence
+from skillsd.core.task_words import related_words
 from skillsd_protocol import SkillMetadata
 
 __all__ = [
@@ -49,6 +52,7 @@ __all__ = [
     "MAX_CANDIDATES",
     "NAMED_SCORE",
     "PATHS_BONUS",
+    "RELATED_FACTOR",
     "SCORE_DECIMALS",
     "SEMANTIC_FLOOR",
     "SEMANTIC_WEIGHT",
@@ -66,8 +70,10 @@ __all__ = [
 DEFAULT_THRESHOLD = 0.5
 #: ``suggest.candidateThreshold``'s default: when nothing activates, up to
 #: :data:`MAX_CANDIDATES` skills scoring at least this are offered as candidates.
-CANDIDATE_THRESHOLD = 0.3
+CANDIDATE_THRESHOLD = 0.36
 MAX_CANDIDATES = 3
+#: How far behind the best suggestion another may be and still activate or be a candidate.
+NEAR_BEST = 0.1
 #: The least score of a skill the request names.
 NAMED_SCORE = 0.9
 #: What a ``paths`` match with an active file adds.
@@ -85,6 +91,13 @@ SEMANTIC_FLOOR = 0.2
 
 #: What a generic word of a request weighs (a specific one weighs 1).
 GENERIC_WEIGHT = 0.3
+#: The request's weight a score is the share of, at least (one or two words are thin evidence)
+#: and at most (in a long request, the words that matter are a few of many).
+LEAST_WORDS = 1.0
+MOST_WORDS = 5.0
+#: What a skill's word of the same task group (:mod:`skillsd.core.task_words`) counts for,
+#: against the request's own word.
+RELATED_FACTOR = 0.7
 
 #: The fields of a skill: name, weight (what one of its words says about the skill) and
 #: reference length in distinct words (longer fields count for less).
@@ -94,9 +107,9 @@ FIELDS: tuple[tuple[str, float, int], ...] = (
     ("description", 0.85, 30),
     ("when_to_use", 0.85, 30),
     ("triggers", 0.75, 60),
-    ("headings", 0.6, 40),
+    ("headings", 0.5, 40),
     ("resources", 0.5, 20),
-    ("body", 0.45, 120),
+    ("body", 0.35, 120),
 )
 _FIELD_NAMES = tuple(name for name, _, _ in FIELDS)
 
@@ -203,19 +216,28 @@ def verdicts(
 ) -> list[Verdict]:
     """``activate`` and ``candidate`` for ranked ``scores`` (best first), compared at
     :data:`SCORE_DECIMALS` decimals as they are shown: a skill activates when its score reaches
-    ``threshold``; when none does, up to :data:`MAX_CANDIDATES` reaching
-    ``candidate_threshold`` are candidates. ``held[i]``: the skill may be neither (the session
-    loaded it already)."""
+    ``threshold`` and is within :data:`NEAR_BEST` of the best; when none does, up to
+    :data:`MAX_CANDIDATES` reaching ``candidate_threshold`` (and as near the best) are
+    candidates. ``held[i]``: the skill may be neither (the session loaded it already)."""
     bar, near = round_score(threshold), round_score(candidate_threshold)
     rounded = [round_score(score) for score in scores]
     blocked = [n < len(held) and held[n] for n in range(len(scores))]
-    active = [score >= bar and not block for score, block in zip(rounded, blocked, strict=True)]
+    open_scores = [score for score, block in zip(rounded, blocked, strict=True) if not block]
+    best = max(open_scores, default=0.0)
+    # Skills clearly behind the best one are not what the request is about: they neither
+    # activate beside it nor are offered with it. (Only a skill that fits the request better
+    # can hold another back; unrelated skills never do.)
+    close = [score >= best - NEAR_BEST - 1e-9 for score in rounded]
+    active = [
+        score >= bar and near_best and not block
+        for score, near_best, block in zip(rounded, close, blocked, strict=True)
+    ]
     offered = 0
     found = []
-    for score, block, on in zip(rounded, blocked, active, strict=True):
+    for score, near_best, block, on in zip(rounded, close, blocked, active, strict=True):
         candidate = False
-        if not any(active) and not block and score >= near and offered < MAX_CANDIDATES:
-            candidate = True
+        if not any(active) and not block and near_best and score >= near:
+            candidate = offered < MAX_CANDIDATES
             offered += 1
         found.append(Verdict(score, on, candidate))
     return found
@@ -258,6 +280,7 @@ class SuggestIndex:
     ) -> None:
         self._skills = list(skills)
         self._names: dict[str, list[int]] = {}
+        self._longest_name = 0
         #: Per skill with trigger queries: (positives, negatives) as weighted word sets.
         self._triggers: dict[int, tuple[list[dict[str, float]], list[dict[str, float]]]] = {}
         terms: dict[str, int] = {}
@@ -272,9 +295,10 @@ class SuggestIndex:
                 doc_of.append(i)
                 value_of.append(value)
                 field_of.append(field)
-            name = " ".join(tokenize(skill.name))
-            if name:
-                self._names.setdefault(name, []).append(i)
+            parts = tokenize(skill.name)
+            if parts:
+                self._names.setdefault(" ".join(parts), []).append(i)
+                self._longest_name = max(self._longest_name, len(parts))
             if found.positives or found.negatives:
                 self._triggers[i] = (
                     _trigger_words(found.positives),
@@ -353,79 +377,158 @@ class SuggestIndex:
         usable: Callable[[SkillMetadata], bool] = lambda _: True,
         paths_match: Callable[[SkillMetadata], str | None] | None = None,
         similarity: Sequence[float] | None = None,
+        explain: int = 3,
+        limit: int | None = None,
     ) -> list[Scored]:
         """Every usable skill that shares a word with ``request`` (or that ``paths_match``
         selects, saying why, or whose ``similarity`` to it, in the order of the index's
-        skills, passes :data:`SEMANTIC_FLOOR`), best first."""
+        skills, passes :data:`SEMANTIC_FLOOR`), best first (the first ``limit`` of them); the
+        first ``explain`` with their matched words."""
         words = request_stems(request)
         weights = {w: word_weight(w) for w in words}
-        # Reasons quote the request's own words, not their stems.
-        said: dict[str, str] = {}
-        for token in tokenize(request):
-            said.setdefault(stem(token), token)
-        total = sum(weights.values()) or 1.0
-        gained: dict[int, float] = {}
-        matched: dict[int, dict[str, list[str]]] = {}
+        total = min(max(sum(weights.values()), LEAST_WORDS), MOST_WORDS)
         joined = "".join(tokenize(request))
-        for word in {*words, joined} if joined and len(words) > 1 else words:
-            tid = self._terms.get(word)
-            if tid is None:
-                continue
+        looked = [*words, joined] if joined and len(words) > 1 and joined not in weights else words
+        gained: dict[int, float] = {}
+        docs, values = self._docs, self._values
+        for word in looked:
             weight = weights.get(word, 1.0)
-            for pos in range(self._offsets[tid], self._offsets[tid + 1]):
-                i = self._docs[pos]
-                gained[i] = gained.get(i, 0.0) + weight * self._values[pos]
-                field = _FIELD_NAMES[self._fields[pos]]
-                matched.setdefault(i, {}).setdefault(field, []).append(said.get(word, word))
-        spoken = " " + " ".join(tokenize(request)) + " "
-        named = {i for name, ids in self._names.items() if f" {name} " in spoken for i in ids}
-        for i in named:
-            gained.setdefault(i, 0.0)
+            slices = self._slices(word) if weight else []
+            if len(slices) == 1 and slices[0][2] == 1.0:  # no related word: add directly
+                lo, hi, _ = slices[0]
+                get = gained.get
+                for d, v in zip(docs[lo:hi], values[lo:hi], strict=True):
+                    gained[d] = get(d, 0.0) + weight * v
+                continue
+            # The best evidence per skill: the word itself, or a word of its group for less.
+            best: dict[int, float] = {}
+            for lo, hi, factor in slices:
+                get = best.get
+                for d, v in zip(docs[lo:hi], values[lo:hi], strict=True):
+                    v *= factor
+                    if v > get(d, 0.0):
+                        best[d] = v
+            get = gained.get
+            for i, value in best.items():
+                gained[i] = get(i, 0.0) + weight * value
+        spoken = tokenize(request)
+        # A one-word name ("linear", "notion") is an ordinary word too: it names the skill only
+        # beside the word "skill" ("the linear skill").
+        skill_said = "skill" in spoken or "skills" in spoken
+        named: set[int] = set()
+        for size in range(1, min(self._longest_name, len(spoken)) + 1):
+            for start in range(len(spoken) - size + 1):
+                if size > 1 or skill_said:
+                    named.update(self._names.get(" ".join(spoken[start : start + size]), ()))
         selected: dict[int, str] = {}
         if paths_match is not None:
             for i, skill in enumerate(self._skills):
                 if (why := paths_match(skill)) is not None:
                     selected[i] = why
-                    gained.setdefault(i, 0.0)
         meaning = {i: value for i, value in enumerate(similarity or ()) if value > SEMANTIC_FLOOR}
-        for i in meaning:
-            gained.setdefault(i, 0.0)
+        scores = {i: min(1.0, gain / total) for i, gain in gained.items()}
+        notes: dict[int, str] = {}
+        for i, (positives, negatives) in self._triggers.items():
+            if i in scores:
+                scores[i], notes[i] = _judge(weights, scores[i], positives, negatives)
+        get = scores.get
+        for i, value in meaning.items():
+            scores[i] = get(i, 0.0) + SEMANTIC_WEIGHT * (value - SEMANTIC_FLOOR)
+        for i in named:
+            scores[i] = max(get(i, 0.0), NAMED_SCORE)
+        for i in selected:
+            scores[i] = get(i, 0.0) + PATHS_BONUS
+        skills = self._skills
+        for i, score in scores.items():
+            if score > 1.0:
+                scores[i] = 1.0
+
+        def key(i: int) -> tuple[float, str]:
+            return (-scores[i], skills[i].path)
+
+        # The few best first; the whole order only when unusable skills leave too few of them.
+        def ordered() -> Iterator[int]:
+            if limit is None or len(scores) <= 4 * limit + 16:
+                yield from sorted(scores, key=key)
+                return
+            top = heapq.nsmallest(4 * limit + 16, scores, key=key)
+            yield from top
+            yield from sorted(scores, key=key)[len(top) :]
+
+        said: dict[str, str] = {}
+        for token in spoken:
+            said.setdefault(stem(token), token)  # reasons quote the request's own words
         found: list[Scored] = []
-        for i, gain in gained.items():
-            skill = self._skills[i]
-            if not usable(skill):
+        for i in ordered():
+            if limit is not None and len(found) >= limit:
+                break
+            if not usable(skills[i]):
                 continue
-            score = min(1.0, gain / total)
-            reasons = matched.get(i, {})
-            triggers = self._triggers.get(i)
-            if triggers is not None:
-                score, reasons = self._judge(weights, score, reasons, *triggers)
-            if i in meaning:
-                score += SEMANTIC_WEIGHT * (meaning[i] - SEMANTIC_FLOOR)
-                reasons = {**reasons, "meaning": [f"{meaning[i]:.2f}"]}
-            if i in named:
-                score = max(score, NAMED_SCORE)
-            if i in selected:
-                score += PATHS_BONUS
-                reasons = {**reasons, "paths": [selected[i]]}
-            found.append(Scored(skill, min(1.0, score), reasons, i in named))
-        found.sort(key=lambda s: (-s.score, s.skill.path))
+            reasons: dict[str, list[str]] = {}
+            if len(found) < explain:
+                reasons = self._matched(i, said, looked, weights)
+                if notes.get(i):
+                    field, closeness = notes[i].split(": ")
+                    reasons[field] = [closeness]
+                if i in meaning:
+                    reasons["meaning"] = [f"{meaning[i]:.2f}"]
+                if i in selected:
+                    reasons["paths"] = [selected[i]]
+            found.append(Scored(skills[i], scores[i], reasons, i in named))
         return found
 
-    @staticmethod
-    def _judge(
-        request: dict[str, float],
-        score: float,
-        reasons: dict[str, list[str]],
-        positives: list[dict[str, float]],
-        negatives: list[dict[str, float]],
-    ) -> tuple[float, dict[str, list[str]]]:
-        """The score after the skill's own trigger queries: at least the closeness to its
-        closest positive one; shrunk by the closeness to a negative one that is closer."""
-        near = _closeness(request, positives)
-        far = _closeness(request, negatives)
-        if far > near:
-            return score * (1.0 - far), {**reasons, "unlike its triggers": [f"{far:.2f}"]}
-        if near > score:
-            return near, {**reasons, "like its triggers": [f"{near:.2f}"]}
-        return score, reasons
+    def _expanded(self, word: str) -> list[tuple[str, float]]:
+        """``word`` and the words of its task group, each with what a match counts for."""
+        return [(word, 1.0), *((r, RELATED_FACTOR) for r in sorted(related_words(word)))]
+
+    def _slices(self, word: str) -> list[tuple[int, int, float]]:
+        """The postings of ``word`` and of its related words present in the index."""
+        found = []
+        for term, factor in self._expanded(word):
+            tid = self._terms.get(term)
+            if tid is not None:
+                found.append((self._offsets[tid], self._offsets[tid + 1], factor))
+        return found
+
+    def _matched(
+        self, i: int, said: dict[str, str], looked: list[str], weights: dict[str, float]
+    ) -> dict[str, list[str]]:
+        """The request's words skill ``i`` holds, by the field that holds each best (a word
+        of the same task group is shown as ``ship (~deploy)``)."""
+        matched: dict[str, list[str]] = {}
+        for word in looked:
+            if not weights.get(word, 1.0):
+                continue
+            best: tuple[float, int, str] | None = None
+            for term, factor in self._expanded(word):
+                tid = self._terms.get(term)
+                if tid is None:
+                    continue
+                lo, hi = self._offsets[tid], self._offsets[tid + 1]
+                pos = bisect.bisect_left(self._docs, i, lo, hi)  # postings are in skill order
+                if pos < hi and self._docs[pos] == i:
+                    value = factor * self._values[pos]
+                    if best is None or value > best[0]:
+                        best = (value, self._fields[pos], term)
+            if best is not None:
+                shown = said.get(word, word)
+                note = shown if best[2] == word else f"{shown} (~{best[2]})"
+                matched.setdefault(_FIELD_NAMES[best[1]], []).append(note)
+        return matched
+
+
+def _judge(
+    request: dict[str, float],
+    score: float,
+    positives: list[dict[str, float]],
+    negatives: list[dict[str, float]],
+) -> tuple[float, str]:
+    """The score after the skill's own trigger queries, and the reason: at least the closeness
+    to its closest positive one; shrunk by the closeness to a negative one that is closer."""
+    near = _closeness(request, positives)
+    far = _closeness(request, negatives)
+    if far > near:
+        return score * (1.0 - far), f"unlike its triggers: {far:.2f}"
+    if near > score:
+        return near, f"like its triggers: {near:.2f}"
+    return score, ""

@@ -1,0 +1,78 @@
+"""Words people use for the same software task, for matching requests to skills
+(``skills.suggest``, docs/hooks.md).
+
+A request rarely repeats a skill's wording: "ship it to prod" for a deploy skill, "the build is
+red on my PR" for a CI skill. Each group below holds words that, in a request about software
+work, point at the same task or thing; a request word then also finds a skill holding another
+word of its group, for less than the word itself (:data:`RELATED_FACTOR` in
+:mod:`skillsd.core.suggest`). The groups are hand-written, general vocabulary of software work
+(not any one skill's wording), and fixed: like the word weights, they do not depend on the
+catalog.
+"""
+
+from __future__ import annotations
+
+from skillsd.core.search import stem
+
+__all__ = ["related_words"]
+
+_GROUPS = """
+deploy deployment ship release publish launch live online host hosting production prod
+  staging preview url link domain
+ci pipeline workflow actions job checks build red failing broken flaky lint typecheck
+failing fail failed failure broken red error errors crash crashing
+review reviewer reviewers feedback comment comments nitpick nitpicks nit nits suggestion
+  suggestions threads approve approval
+pr pull request merge branch
+announce announcement newsletter memo update updates status report writeup postmortem
+  incident outage faq leadership stakeholders
+slack chat channel workspace emoji reaction
+gif animation animated animate moving moves motion sticker loop
+art artwork generative procedural algorithmic creative sketch pattern patterns visual
+poster flyer print printable graphic illustration canvas cover
+brand branding identity logo guidelines
+color colors colour palette font fonts typography theme themes styling style look
+ui interface frontend design layout landing homepage website site page dashboard
+  component components polished bland generic personality beautiful
+test tests testing e2e playwright browser headless screenshot verify localhost automate
+  automated
+mcp server integration connector expose wrap tool tools
+skill skills capability
+install installer installing setup download catalog
+plan planning steps outline approach strategy breakdown roadmap
+notion wiki workspace knowledge docs documentation
+meeting meetings agenda prep sync standup call talking
+research consolidate synthesize summarize summary findings compare sources
+spec specification requirements prd implement implementation
+issue issues ticket tickets backlog sprint cycle triage
+performance perf slow fast speed lcp bundle rerender render rendering waterfall optimize
+props prop flags boolean compound composition refactor
+mobile ios android expo phone native
+transition transitions fade slide morph navigation
+token tokens headless noninteractive login auth env container credentials
+accessibility a11y aria keyboard screenreader focus contrast labels wcag usability ux
+write draft writeup document note notes
+"""
+
+
+def _related() -> dict[str, frozenset[str]]:
+    found: dict[str, set[str]] = {}
+    lines: list[list[str]] = []
+    for line in _GROUPS.strip().splitlines():
+        words = [stem(w) for w in line.split()]
+        if line.startswith("  ") and lines:
+            lines[-1].extend(words)
+        else:
+            lines.append(words)
+    for words in lines:
+        for word in words:
+            found.setdefault(word, set()).update(w for w in words if w != word)
+    return {word: frozenset(others) for word, others in found.items()}
+
+
+_RELATED = _related()
+
+
+def related_words(word: str) -> frozenset[str]:
+    """The stems sharing a group with the stem ``word`` (empty when it is in none)."""
+    return _RELATED.get(word, frozenset())
