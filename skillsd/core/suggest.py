@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.search import parse_tags, stem, tokenize
 from skillsd.core.skill_evidence import NO_EVIDENCE, EvidenceCache, SkillEvidence
-from skillsd.core.task_words import related_words
+from skillsd.core.task_words import related_words, written_form
 from skillsd_protocol import SkillMetadata
 
 __all__ = [
@@ -138,7 +138,7 @@ running say see seem set setup show simple small some someone start step still s
 tell test text thing think time today tomorrow try turn two understand update version want
 week well whole without work working write writing wrong year yesterday app application code
 data page list output input run result results content form format type value values way
-need needed goes going went getting doing does done tool tools thing system
+need needed goes going went getting doing does done tool tools thing system team
 """
 _GENERIC = frozenset(stem(word) for word in _GENERIC_WORDS.split()) - _FILLER
 
@@ -512,7 +512,7 @@ class SuggestIndex:
                         best = (value, self._fields[pos], term)
             if best is not None:
                 shown = said.get(word, word)
-                note = shown if best[2] == word else f"{shown} (~{best[2]})"
+                note = shown if best[2] == word else f"{shown} (~{written_form(best[2])})"
                 matched.setdefault(_FIELD_NAMES[best[1]], []).append(note)
         return matched
 

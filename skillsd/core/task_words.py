@@ -14,20 +14,21 @@ from __future__ import annotations
 
 from skillsd.core.search import stem
 
-__all__ = ["related_words"]
+__all__ = ["related_words", "written_form"]
 
 _GROUPS = """
-deploy deployment ship release publish launch live online host hosting production prod
-  staging preview url link domain
+deploy deployment ship release publish launch live online host hosting production prod staging
+  preview
 ci pipeline workflow actions job checks build red failing broken flaky lint typecheck
 failing fail failed failure broken red error errors crash crashing
 review reviewer reviewers feedback comment comments nitpick nitpicks nit nits suggestion
   suggestions threads approve approval
 pr pull request merge branch
-announce announcement newsletter memo update updates status report writeup postmortem
-  incident outage faq leadership stakeholders
+announce announcement announcements comms communication communications newsletter memo
+  email slack
+status update updates report writeup postmortem incident outage
 slack chat channel workspace emoji reaction
-gif animation animated animate moving moves motion sticker loop
+gif animation animated animate sticker
 art artwork generative procedural algorithmic creative sketch pattern patterns visual
 poster flyer print printable graphic illustration canvas cover
 brand branding identity logo guidelines
@@ -55,22 +56,31 @@ write draft writeup document note notes
 """
 
 
-def _related() -> dict[str, frozenset[str]]:
+def _related() -> tuple[dict[str, frozenset[str]], dict[str, str]]:
     found: dict[str, set[str]] = {}
+    written: dict[str, str] = {}
     lines: list[list[str]] = []
     for line in _GROUPS.strip().splitlines():
-        words = [stem(w) for w in line.split()]
+        words = line.split()
         if line.startswith("  ") and lines:
             lines[-1].extend(words)
         else:
             lines.append(words)
     for words in lines:
-        for word in words:
-            found.setdefault(word, set()).update(w for w in words if w != word)
-    return {word: frozenset(others) for word, others in found.items()}
+        stems = [stem(w) for w in words]
+        for word, stemmed in zip(words, stems, strict=True):
+            written.setdefault(stemmed, word)
+            found.setdefault(stemmed, set()).update(w for w in stems if w != stemmed)
+    return {word: frozenset(others) for word, others in found.items()}, written
 
 
-_RELATED = _related()
+_RELATED, _WRITTEN = _related()
+
+
+def written_form(word: str) -> str:
+    """A stem of the groups as the groups write it (``deploy`` for ``deploy``, ``workspace``
+    for ``workspac``), for reasons a person reads; other stems unchanged."""
+    return _WRITTEN.get(word, word)
 
 
 def related_words(word: str) -> frozenset[str]:
