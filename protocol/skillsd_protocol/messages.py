@@ -214,8 +214,8 @@ class Suggestion(Wire, kw_only=True):
     score: float
     activate: bool
     loaded: bool
+    candidate: bool
     reasons: list[str]
-    candidate: bool = False
 
 
 class SuggestResult(Wire, kw_only=True):

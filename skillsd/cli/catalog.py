@@ -272,11 +272,12 @@ def _suggest(args: argparse.Namespace) -> int:
         for reason in hit.reasons:
             print(f"     {one_line(reason)}")
     near = result.candidate_threshold
-    candidates = "" if near is None else f", candidates from {format_score(near)}"
-    print(
-        f"threshold {format_score(result.threshold)}{candidates} "
-        "(config suggest.threshold, suggest.candidateThreshold)"
+    candidates = (
+        ""
+        if near is None
+        else f"; candidates from {format_score(near)} (suggest.candidateThreshold)"
     )
+    print(f"threshold {format_score(result.threshold)} (config suggest.threshold){candidates}")
     return 0
 
 

@@ -1192,8 +1192,7 @@ export interface SuggestResult {
  */
 export interface Suggestion {
   activate: boolean;
-  /** @default false */
-  candidate?: boolean;
+  candidate: boolean;
   loaded: boolean;
   reasons: string[];
   score: number;
