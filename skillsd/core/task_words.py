@@ -19,11 +19,11 @@ __all__ = ["related_words", "written_form"]
 _GROUPS = """
 deploy deployment ship release publish launch live online host hosting production prod staging
   preview
-ci pipeline workflow actions job checks build red failing broken flaky lint typecheck
-failing fail failed failure broken red error errors crash crashing
+ci pipeline pipelines workflow workflows actions
+failing fail failed failure broken red flaky crash crashing
 review reviewer reviewers feedback comment comments nitpick nitpicks nit nits suggestion
   suggestions threads approve approval
-pr pull request merge branch
+pr pull merge
 announce announcement announcements comms communication communications newsletter memo
   email slack
 status update updates report writeup postmortem incident outage
