@@ -222,8 +222,7 @@ def verdicts(
     bar, near = round_score(threshold), round_score(candidate_threshold)
     rounded = [round_score(score) for score in scores]
     blocked = [n < len(held) and held[n] for n in range(len(scores))]
-    open_scores = [score for score, block in zip(rounded, blocked, strict=True) if not block]
-    best = max(open_scores, default=0.0)
+    best = max(rounded, default=0.0)  # a loaded skill that fits best still sets the bar
     # Skills clearly behind the best one are not what the request is about: they neither
     # activate beside it nor are offered with it. (Only a skill that fits the request better
     # can hold another back; unrelated skills never do.)
