@@ -32,7 +32,7 @@ gif animation animated animate sticker
 art artwork generative procedural algorithmic creative sketch pattern patterns visual
 poster flyer print printable graphic illustration canvas cover
 brand branding identity logo guidelines
-color colors colour palette font fonts typography theme themes styling style look
+color colors colour palette font fonts typography theme themes styling style
 ui interface frontend design layout landing homepage website site page dashboard
   component components polished bland generic personality beautiful
 test tests testing e2e playwright browser headless screenshot verify localhost automate
