@@ -30,6 +30,7 @@ few stems.
 from __future__ import annotations
 
 import bisect
+import functools
 import heapq
 import math
 from array import array
@@ -141,6 +142,11 @@ data page list output input run result results content form format type value va
 need needed goes going went getting doing does done tool tools thing system team
 """
 _GENERIC = frozenset(stem(word) for word in _GENERIC_WORDS.split()) - _FILLER
+
+
+#: ``stem`` remembered: a catalog's skills share most of their words, so an index build stems
+#: each distinct word once (bounded: a rare word past the bound is simply stemmed again).
+_stem = functools.lru_cache(maxsize=1 << 16)(stem)
 
 
 def word_weight(word: str) -> float:
@@ -343,7 +349,7 @@ class SuggestIndex:
         for field, ((_, weight, reference), text) in enumerate(zip(FIELDS, texts, strict=True)):
             if not text:
                 continue
-            words = {stem(t) for t in tokenize(text)}
+            words = {_stem(t) for t in set(tokenize(text))}
             if field == 0:
                 words.add("".join(tokenize(text)))  # "pdf-forms" also as "pdfforms"
             value = weight * math.sqrt(reference / max(reference, len(words)))
