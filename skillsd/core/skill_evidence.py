@@ -16,9 +16,9 @@ one skill.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -203,21 +203,20 @@ def _versions(skill: SkillMetadata) -> tuple[StatKey | None, ...]:
 
 class EvidenceCache:
     """Each skill's :class:`SkillEvidence` by the versions of its files: :meth:`get` re-reads
-    a skill only when one of them changed (safe to share between the threads that build
-    indexes)."""
+    a skill only when one of them changed. Threads that build indexes may share one: each
+    step is one dictionary operation, and a race costs at most a second read of a skill."""
 
     def __init__(self) -> None:
         self._kept: dict[str, tuple[tuple[StatKey | None, ...], SkillEvidence]] = {}
-        self._lock = threading.Lock()
 
     def get(self, skill: SkillMetadata) -> SkillEvidence:
         versions = _versions(skill)
-        with self._lock:
-            kept = self._kept.pop(skill.path, None)
+        kept = self._kept.pop(skill.path, None)
         evidence = kept[1] if kept is not None and kept[0] == versions else read_evidence(skill)
-        with self._lock:
-            self._kept[skill.path] = (versions, evidence)  # last: most recently used
-            while len(self._kept) > _MAX_CACHED:
+        self._kept[skill.path] = (versions, evidence)  # last: most recently used
+        while len(self._kept) > _MAX_CACHED:
+            # Another thread may drop the same entry first: then there is nothing left to do.
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):
                 del self._kept[next(iter(self._kept))]
         return evidence
 
