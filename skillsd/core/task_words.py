@@ -19,10 +19,10 @@ __all__ = ["related_words", "written_form"]
 _GROUPS = """
 deploy deployment ship release publish launch live online host hosting production prod staging
   preview
-ci pipeline pipelines workflow workflows actions
-failing fail failed failure broken red flaky crash crashing
+ci pipeline pipelines workflow workflows actions job jobs lint
+failing fail failed failure broken red flaky crash crashing blowing
 review reviewer reviewers feedback comment comments nitpick nitpicks nit nits suggestion
-  suggestions threads approve approval
+  suggestions threads
 pr pull merge
 announce announcement announcements comms communication communications newsletter memo
   email slack
