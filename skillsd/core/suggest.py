@@ -196,7 +196,8 @@ def check_active_files(files: Sequence[str] | None) -> None:
 @dataclass(frozen=True, slots=True)
 class Scored:
     """One skill's score for a request (unrounded: ranking uses it whole), and why: the matched
-    words per field, and the closest of its own trigger queries."""
+    words per field, and the closeness to its own trigger queries, the semantic similarity and
+    the ``paths`` glob when they count (empty past the ``explain`` first of a ranking)."""
 
     skill: SkillMetadata
     score: float
