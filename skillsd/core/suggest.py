@@ -30,7 +30,6 @@ few stems.
 from __future__ import annotations
 
 import bisect
-import functools
 import heapq
 import math
 from array import array
@@ -38,9 +37,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.search import parse_tags, stem, tokenize
+from skillsd.core.search import parse_tags, tokenize
 from skillsd.core.skill_evidence import NO_EVIDENCE, EvidenceCache, SkillEvidence
 from skillsd.core.task_words import related_words, written_form
+from skillsd.core.word_forms import word_form
 from skillsd_protocol import SkillMetadata
 
 __all__ = [
@@ -125,7 +125,7 @@ where which while who why will with would you your yours help make sure thing th
 way something using use used via new good best quick quickly really able i'm im it's dont
 don't can't cant lets let's hey hi thanks thank ok okay yes yeah also just still again
 """
-_FILLER = frozenset(stem(word) for word in _FILLER_WORDS.split())
+_FILLER = frozenset(word_form(word) for word in _FILLER_WORDS.split())
 
 #: Words a request about almost anything may use: they count, but for little.
 _GENERIC_WORDS = """
@@ -141,12 +141,7 @@ week well whole without work working write writing wrong year yesterday app appl
 data page list output input run result results content form format type value values way
 need needed goes going went getting doing does done tool tools thing system team
 """
-_GENERIC = frozenset(stem(word) for word in _GENERIC_WORDS.split()) - _FILLER
-
-
-#: ``stem`` remembered: a catalog's skills share most of their words, so an index build stems
-#: each distinct word once (bounded: a rare word past the bound is simply stemmed again).
-_stem = functools.lru_cache(maxsize=1 << 16)(stem)
+_GENERIC = frozenset(word_form(word) for word in _GENERIC_WORDS.split()) - _FILLER
 
 
 def word_weight(word: str) -> float:
@@ -166,7 +161,7 @@ def request_stems(text: str) -> list[str]:
     """The informative stems of a request, in order, without repeats."""
     seen: dict[str, None] = {}
     for token in tokenize(text):
-        word = stem(token)
+        word = word_form(token)
         if word not in _FILLER and len(word) > 1:
             seen.setdefault(word, None)
     return list(seen)
@@ -350,7 +345,7 @@ class SuggestIndex:
         for field, ((_, weight, reference), text) in enumerate(zip(FIELDS, texts, strict=True)):
             if not text:
                 continue
-            words = {_stem(t) for t in set(tokenize(text))}
+            words = {word_form(t) for t in set(tokenize(text))}
             if field == 0:
                 words.add("".join(tokenize(text)))  # "pdf-forms" also as "pdfforms"
             value = weight * math.sqrt(reference / max(reference, len(words)))
@@ -463,7 +458,7 @@ class SuggestIndex:
 
         said: dict[str, str] = {}
         for token in spoken:
-            said.setdefault(stem(token), token)  # reasons quote the request's own words
+            said.setdefault(word_form(token), token)  # reasons quote the request's own words
         found: list[Scored] = []
         for i in ordered():
             if limit is not None and len(found) >= limit:

@@ -12,7 +12,7 @@ catalog.
 
 from __future__ import annotations
 
-from skillsd.core.search import stem
+from skillsd.core.word_forms import word_form
 
 __all__ = ["related_words", "written_form"]
 
@@ -67,7 +67,7 @@ def _related() -> tuple[dict[str, frozenset[str]], dict[str, str]]:
         else:
             lines.append(words)
     for words in lines:
-        stems = [stem(w) for w in words]
+        stems = [word_form(w) for w in words]
         for word, stemmed in zip(words, stems, strict=True):
             written.setdefault(stemmed, word)
             found.setdefault(stemmed, set()).update(w for w in stems if w != stemmed)
