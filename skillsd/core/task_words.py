@@ -20,37 +20,37 @@ _GROUPS = """
 deploy deployment ship release publish launch live online host hosting production prod staging
   preview
 ci pipeline pipelines workflow workflows actions job jobs lint
-failing fail failed failure broken red flaky crash crashing blowing
-review reviewer reviewers feedback comment comments nitpick nitpicks nit nits suggestion
+failing fail failed failure broken red flaky crash crashing
+review reviewer reviewers feedback comment comments suggestion
   suggestions threads
 pr pull merge
 announce announcement announcements comms communication communications newsletter memo
   email slack
 status update updates report writeup postmortem incident outage
 slack chat channel workspace emoji reaction
-gif animation animated animate sticker
+gif animation animated animate
 art artwork generative procedural algorithmic creative sketch pattern patterns visual
 poster flyer print printable graphic illustration canvas cover
 brand branding identity logo guidelines
 color colors colour palette font fonts typography theme themes styling style
 ui interface frontend design layout landing homepage website site page dashboard
-  component components polished bland generic personality beautiful
-test tests testing e2e playwright browser headless screenshot verify localhost automate
+  component components
+test tests testing e2e browser screenshot verify localhost automate
   automated
 mcp server integration connector expose wrap tool tools
 skill skills capability
 install installer installing setup download catalog
 plan planning steps outline approach strategy breakdown roadmap
-notion wiki workspace knowledge docs documentation
-meeting meetings agenda prep sync standup call talking
+wiki workspace knowledge docs documentation
+meeting meetings agenda prep sync standup
 research consolidate synthesize summarize summary findings compare sources
 spec specification requirements prd implement implementation
 issue issues ticket tickets backlog sprint cycle triage
 performance perf slow fast speed lcp bundle rerender render rendering waterfall optimize
 props prop flags boolean compound composition refactor
-mobile ios android expo phone native
-transition transitions fade slide morph navigation
-token tokens headless noninteractive login auth env container credentials
+mobile ios android phone native
+transition transitions fade slide navigation
+token tokens login auth env container credentials
 accessibility a11y aria keyboard screenreader focus contrast labels wcag usability ux
 write draft writeup document note notes
 """
