@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.search import parse_tags, tokenize
 from skillsd.core.skill_evidence import NO_EVIDENCE, EvidenceCache, SkillEvidence
-from skillsd.core.task_words import related_words, written_form
+from skillsd.core.task_words import implied_words, related_words, written_form
 from skillsd.core.word_forms import word_form
 from skillsd_protocol import SkillMetadata
 
@@ -386,6 +386,7 @@ class SuggestIndex:
         skills, passes :data:`SEMANTIC_FLOOR`), best first (the first ``limit`` of them); the
         first ``explain`` with their matched words."""
         words = request_stems(request)
+        words += [w for w in implied_words(request) if w not in words]
         weights = {w: word_weight(w) for w in words}
         total = min(max(sum(weights.values()), LEAST_WORDS), MOST_WORDS)
         joined = "".join(tokenize(request))

@@ -12,9 +12,11 @@ catalog.
 
 from __future__ import annotations
 
+import re
+
 from skillsd.core.word_forms import word_form
 
-__all__ = ["related_words", "written_form"]
+__all__ = ["implied_words", "related_words", "written_form"]
 
 _GROUPS = """
 deploy deployment ship release publish launch live online host hosting production prod staging
@@ -86,3 +88,39 @@ def written_form(word: str) -> str:
 def related_words(word: str) -> frozenset[str]:
     """The stems sharing a group with the stem ``word`` (empty when it is in none)."""
     return _RELATED.get(word, frozenset())
+
+
+#: An issue key (``ENG-1423``, ``FE-88``: the key convention of issue trackers) implies a
+#: ticket; the names of standards and algorithms written the same way (``UTF-8``, ``RFC-2616``)
+#: do not.
+_ISSUE_KEY = re.compile(r"(?<![\w-])([A-Z]{2,10})-[0-9]{1,7}(?![\w-])")
+_NOT_ISSUE_KEYS = frozenset(
+    [
+        "AES",
+        "CVE",
+        "CWE",
+        "ECMA",
+        "ES",
+        "GPT",
+        "HTTP",
+        "IEC",
+        "IEEE",
+        "ISO",
+        "MD",
+        "PEP",
+        "RFC",
+        "RSA",
+        "SHA",
+        "TLS",
+        "SSL",
+        "UTF",
+        "WCAG",
+    ]
+)
+
+
+def implied_words(text: str) -> list[str]:
+    """The matching forms of the words ``text`` implies by the shape of its tokens (``ticket``
+    for an issue key such as ``ENG-1423``)."""
+    keys = (m.group(1) for m in _ISSUE_KEY.finditer(text))
+    return [word_form("ticket")] if any(k not in _NOT_ISSUE_KEYS for k in keys) else []
