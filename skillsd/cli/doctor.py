@@ -141,7 +141,8 @@ def render(report: DoctorReport) -> str:
     lines.append(f"personas: {', '.join(a.names) if a.names else 'none'}")
     lines.append(
         f"suggestions: {'; '.join(report.suggest_stages)}; activate at "
-        f"{report.suggest_threshold:.2f} (suggest.threshold)"
+        f"{report.suggest_threshold:.2f} (suggest.threshold), candidates from "
+        f"{report.suggest_candidate_threshold:.2f} (suggest.candidateThreshold)"
     )
     for title, items in (("errors", report.errors), ("warnings", report.warnings)):
         if items:

@@ -14,7 +14,7 @@ import msgspec
 from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import SkillsdError
 
-__all__ = ["disabled_note", "emit_json", "failing", "one_line", "print_text"]
+__all__ = ["disabled_note", "emit_json", "failing", "format_score", "one_line", "print_text"]
 
 
 def emit_json(value: Any) -> int:
@@ -53,3 +53,10 @@ def failing(fn: Any) -> Any:
 def disabled_note(name: str) -> str:
     """What a person is told beside a skill they disabled."""
     return f"{one_line(name)} is disabled: `skillsd enable {one_line(name)}` turns it back on"
+
+
+def format_score(score: float) -> str:
+    """A suggestion's score or threshold as every printout shows it: at the two decimals the
+    wire gives it and ``activate`` is decided with, so a score shown equal to the threshold
+    activates."""
+    return f"{score:.2f}"

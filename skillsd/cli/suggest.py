@@ -9,11 +9,10 @@ method returns.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from typing import Any
 
 from skillsd.cli.in_process import catalog_options, run_in_process
-from skillsd.cli.output import emit_json, failing, one_line
+from skillsd.cli.output import emit_json, failing, format_score, one_line
 from skillsd.runtime import use_cases
 from skillsd_protocol.messages import (
     SuggestParams,
@@ -46,28 +45,22 @@ def _suggest(args: argparse.Namespace) -> int:
         return emit_json(result)
     if not result.suggestions:
         print("no skill fits this request")
-    digits = score_digits([hit.score for hit in result.suggestions], result.threshold)
     for n, hit in enumerate(result.suggestions, 1):
         if hit.activate:
             mark = "activates"
+        elif hit.loaded:
+            mark = "loaded already"
         else:
-            mark = "loaded already" if hit.loaded else "below threshold"
+            mark = "candidate" if hit.candidate else "below threshold"
         name = one_line(hit.skill.qualified_name or hit.skill.name)
-        print(f"{n}. {name}  {hit.score:.{digits}f} ({mark})  [{hit.skill.scope}]")
+        print(f"{n}. {name}  {format_score(hit.score)} ({mark})  [{hit.skill.scope}]")
         for reason in hit.reasons:
             print(f"     {one_line(reason)}")
-    print(f"threshold {result.threshold:.{digits}f} (config suggest.threshold)")
+    near = result.candidate_threshold
+    candidates = (
+        ""
+        if near is None
+        else f"; candidates from {format_score(near)} (suggest.candidateThreshold)"
+    )
+    print(f"threshold {format_score(result.threshold)} (config suggest.threshold){candidates}")
     return 0
-
-
-def score_digits(scores: Sequence[float], threshold: float) -> int:
-    """The decimals to show ``scores`` and ``threshold`` with: two, or as many more as it takes
-    for no score to read as the threshold it is not (0.3996 would print as 0.40 beside a
-    threshold of 0.40)."""
-    for digits in range(2, 17):
-        if all(
-            score == threshold or f"{score:.{digits}f}" != f"{threshold:.{digits}f}"
-            for score in scores
-        ):
-            return digits
-    return 17

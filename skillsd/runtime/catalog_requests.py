@@ -23,7 +23,7 @@ from skillsd.core.mentions import find_mentions, mentions_hint, resolve_mentions
 from skillsd.core.prompt_budget import budget_tokens, paths_match_reason, paths_matcher
 from skillsd.core.resources import read_skill_file_content
 from skillsd.core.search import SearchIndex
-from skillsd.core.suggest import Scored, SuggestIndex, check_active_files
+from skillsd.core.suggest import Scored, SuggestIndex, check_active_files, verdicts
 from skillsd.core.use_ledger import Kind
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.request_view import (
@@ -96,13 +96,23 @@ async def search(svc: Services, params: SearchParams, caller: Caller = NOBODY) -
     return search_in(view.seen, index, params, disabled_ids=disabled)
 
 
-async def suggest(svc: Services, params: SuggestParams, caller: Caller = NOBODY) -> SuggestResult:
+async def suggest(
+    svc: Services,
+    params: SuggestParams,
+    caller: Caller = NOBODY,
+    *,
+    blind_to: str | None = None,
+) -> SuggestResult:
     """``skills.suggest``: the skills that fit the user's request, ranked off the loop (matching
     ``activeFiles`` against every skill's ``paths`` is CPU work a client chooses the size of)
-    under the file operations' time limit."""
+    under the file operations' time limit. ``blind_to``: the id of a skill whose own trigger
+    queries are left out of the ranking's evidence (``skillsd eval`` tests with them)."""
     check_active_files(params.active_files)
     view = await view_for(svc, caller, params.cwd, params.session_id)
-    index = await svc.suggest_index(view)
+    if blind_to is None:
+        index = await svc.suggest_index(view)
+    else:
+        index = await svc.suggest_index_blind_to(view, blind_to)
     similarity = await svc.similarity(view, params.prompt)
     result = await svc.file_ops.run(ranked_suggestions, view.seen, index, params, similarity)
     kinds: tuple[tuple[Kind, bool], ...] = (("activation", True), ("candidate", False))
@@ -229,22 +239,29 @@ def ranked_suggestions(
         paths_match_reason(params.active_files, catalog.root) if params.active_files else None
     )
     ranked = index.rank(
-        params.prompt, usable=usable, paths_match=paths_match, similarity=similarity
+        params.prompt,
+        usable=usable,
+        paths_match=paths_match,
+        similarity=similarity,
+        explain=params.limit,
+        limit=params.limit,
     )
-    suggestions = []
-    for scored in ranked[: params.limit]:
-        skill = catalog.get(scored.skill.id) or scored.skill
-        was_loaded = skill.path in loaded
-        suggestions.append(
-            Suggestion(
-                skill=skill,
-                score=scored.score,
-                activate=scored.score >= threshold and not was_loaded,
-                loaded=was_loaded,
-                reasons=_suggest_reasons(scored),
-            )
+    skills = [catalog.get(scored.skill.id) or scored.skill for scored in ranked]
+    held = [skill.path in loaded for skill in skills]
+    near = view.config.suggest.candidate_threshold
+    marks = verdicts([scored.score for scored in ranked], threshold, near, held=held)
+    suggestions = [
+        Suggestion(
+            skill=skill,
+            score=mark.score,
+            activate=mark.activate,
+            candidate=mark.candidate,
+            loaded=was_loaded,
+            reasons=_suggest_reasons(scored),
         )
-    return SuggestResult(suggestions=suggestions, threshold=threshold)
+        for scored, skill, was_loaded, mark in zip(ranked, skills, held, marks, strict=True)
+    ]
+    return SuggestResult(suggestions=suggestions, threshold=threshold, candidate_threshold=near)
 
 
 def _suggest_reasons(scored: Scored) -> list[str]:

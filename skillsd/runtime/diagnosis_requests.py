@@ -227,6 +227,7 @@ def _report(
         findings=_scan(catalog),
         suggest_stages=_suggest_stages(),
         suggest_threshold=config.suggest.threshold,
+        suggest_candidate_threshold=config.suggest.candidate_threshold,
         catalog_summary=list_summary(catalog, catalog.skills),
     )
 

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from skillsd.core.catalog import Catalog
@@ -21,6 +21,7 @@ from skillsd.core.errors import SkillsdError
 from skillsd.core.permissions import Check, evaluate
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
+from skillsd.core.skill_evidence import NO_EVIDENCE, EvidenceCache
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.suggest import SuggestIndex
 from skillsd.core.trust import TrustState, resolve_trust
@@ -90,6 +91,11 @@ class Services:
     #: False for one CLI command: remotes are not refreshed in the background (their cached
     #: listing is listed; a remote skill is still fetched before it is read).
     refreshes_remotes: bool = True
+    #: What each skill says beyond its frontmatter, kept by file version for the suggestion
+    #: indexes of every catalog.
+    evidence: EvidenceCache = field(default_factory=EvidenceCache)
+    #: The last index :meth:`suggest_index_blind_to` made: its catalog, skill id and index.
+    blind_index: tuple[Catalog, str, SuggestIndex] | None = None
 
     @classmethod
     def create(
@@ -250,9 +256,38 @@ class Services:
         base = view.entry.catalog or view.catalog
         cached = view.entry.suggest_index
         if cached is None or cached[0] is not base:
-            cached = (base, await asyncio.to_thread(SuggestIndex, base.skills))
+            built = await asyncio.to_thread(SuggestIndex.read, base.skills, self.evidence)
+            cached = (base, built)
             view.entry.suggest_index = cached
         return cached[1]
+
+    async def suggest_index_blind_to(self, view: View, skill_id: str) -> SuggestIndex:
+        """The suggestion index of the view's base catalog with one skill's own trigger
+        queries left out of its evidence (``skillsd eval``: while a skill's queries are the
+        test, every one of them would find itself). Made for the request alone, in a worker
+        thread, and kept for the next request about the same skill and catalog (an eval asks
+        every query of one skill in a row); the evidence comes from the shared cache."""
+        base = view.entry.catalog or view.catalog
+        kept = self.blind_index
+        if kept is not None and kept[0] is base and kept[1] == skill_id:
+            return kept[2]
+        skills = base.skills
+
+        def build() -> SuggestIndex:
+            # As SuggestIndex.read gathers it: only skills the model may use are read.
+            evidence = [
+                self.evidence.get(skill) if skill.invocation.model else NO_EVIDENCE
+                for skill in skills
+            ]
+            blind = [
+                replace(found, positives=(), negatives=()) if skill.id == skill_id else found
+                for skill, found in zip(skills, evidence, strict=True)
+            ]
+            return SuggestIndex(skills, blind)
+
+        index = await asyncio.to_thread(build)
+        self.blind_index = (base, skill_id, index)
+        return index
 
     async def search_index(self, view: View) -> tuple[SearchIndex, frozenset[str]]:
         """A search index for the view and the ids it must treat as disabled.
