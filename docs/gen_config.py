@@ -160,6 +160,16 @@ KEYS: dict[str, tuple[str, str]] = {
         "than twice this. Read from the user's file only.",
         "262144",
     ),
+    "remote": (
+        "Skills servers whose skills join every catalog (`[[remote]]`, docs/remote.md): "
+        "`name` (qualifies its skills as `name:skill`), `url` (https, or http on a loopback "
+        "address), `tokenFile` (a file only you may read, holding the bearer token), "
+        "`trusted` (its skills' `allowed-tools` may grant; default false) and "
+        "`refreshSeconds` (ask again at least this often, even when its `ttlMs` allows "
+        "longer). A project file's remotes count only once you trust the repository.",
+        '[{ name = "team", url = "https://skills.acme.dev/mcp", '
+        'tokenFile = "~/.config/skillsd/team.token" }]',
+    ),
     "trust.roots": (
         "Repository roots trusted by configuration: paths or globs (`*` spans `/`), `~` is "
         "the home directory. A decision made with `skillsd trust` or `trust.set` comes first. "
@@ -236,7 +246,8 @@ def generate() -> str:
         lines.append(f"| `{key}` | {type_text} | `{default}` | `{example}` | {meaning} |")
     body: list[str] = []
     section = None
-    for key, _, _ in keys:
+    # Top-level keys first: after a [table] header they would belong to that table.
+    for key, _, _ in sorted(keys, key=lambda k: "." in k[0]):
         table, _, name = key.rpartition(".")
         if table != section and table:
             body.append(f"\n[{table}]")

@@ -39,7 +39,7 @@ InstallScope = Literal["repo", "user"]
 InstallMode = Literal["link", "copy"]
 ScanSeverity = Literal["info", "warning", "danger"]
 InstalledStatus = Literal["ok", "modified", "missing", "links-broken"]
-SourceType = Literal["git", "local", "archive"]
+SourceType = Literal["git", "local", "archive", "mcp"]
 
 
 class ScanFinding(Wire, kw_only=True):

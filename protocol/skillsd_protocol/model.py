@@ -6,11 +6,11 @@ from typing import Any, Literal
 
 import msgspec
 
-Scope = Literal["repo", "user", "plugin", "extra"]
+Scope = Literal["repo", "user", "plugin", "extra", "remote"]
 Severity = Literal["error", "warning", "info"]
 
 #: Scope precedence used for ordering and for deduplicating the same file reached twice.
-SCOPE_ORDER: dict[str, int] = {"repo": 0, "user": 1, "plugin": 2, "extra": 3}
+SCOPE_ORDER: dict[str, int] = {"repo": 0, "user": 1, "plugin": 2, "extra": 3, "remote": 4}
 
 
 class Wire(msgspec.Struct, rename="camel", omit_defaults=True, kw_only=True):
@@ -101,6 +101,14 @@ class PluginInfo(Wire, kw_only=True):
     version: str | None = None
 
 
+class RemoteInfo(Wire, kw_only=True):
+    """The skills server a skill comes from (scope ``remote``): the remote's name in the user's
+    config and its URL (docs/remote.md)."""
+
+    name: str
+    url: str
+
+
 class SkillMetadata(Wire, kw_only=True):
     """A discovered, valid (or leniently accepted) skill as listed in a catalog."""
 
@@ -131,6 +139,8 @@ class SkillMetadata(Wire, kw_only=True):
     #: The plugin it came in, and its namespaced name (``plugin:skill``) when the agent
     #: namespaces its plugins' skills.
     plugin: PluginInfo | None = None
+    #: The skills server it comes from; its ``qualifiedName`` is then ``remote:skill``.
+    remote: RemoteInfo | None = None
     qualified_name: str | None = None
     #: The id of the first skill (in catalog order) whose folder holds byte-identical files:
     #: this one is a copy, shown once in prompts and commands.

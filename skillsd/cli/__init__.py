@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "hook",
     "trigger_eval",
     "usage",
+    "remote",
 )
 
 
@@ -62,6 +63,7 @@ COMMAND_OWNERS = {
     "hook": "hook",
     "eval": "trigger_eval",
     "usage": "usage",
+    "remote": "remote",
 }
 
 

@@ -54,7 +54,9 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("list", help="list the skills of a working directory")
     common(p)
     p.add_argument(
-        "--scope", choices=("repo", "user", "plugin", "extra"), help="only skills of this scope"
+        "--scope",
+        choices=("repo", "user", "plugin", "extra", "remote"),
+        help="only skills of this scope",
     )
     p.add_argument(
         "--agent",
@@ -67,7 +69,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("query", help="what to look for: a name, words of a description, a path")
     p.add_argument("--limit", type=int, help="at most this many hits (config search.defaultLimit)")
     p.add_argument(
-        "--scope", choices=("repo", "user", "plugin", "extra"), help="only skills of this scope"
+        "--scope",
+        choices=("repo", "user", "plugin", "extra", "remote"),
+        help="only skills of this scope",
     )
     p.add_argument("--tag", action="append", dest="tags", help="keep skills with this tag")
     p.set_defaults(func=_search)

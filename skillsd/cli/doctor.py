@@ -28,12 +28,14 @@ from skillsd.core.display_text import escape_controls
 from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.personas import agent_dirs, check_references, discover_agents
+from skillsd.core.remote_roots import remotes_in_effect
 from skillsd.core.skill_scan import scan_skill
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.trust import resolve_trust
 from skillsd.core.watch_plan import watch_plan
 from skillsd.installing.installer import wire_findings
 from skillsd.runtime.embeddings import semantic_version
+from skillsd.runtime.remote_store import RemoteStore, remote_problems
 from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol import Diagnostic, Scope, SkillLoadError
 from skillsd_protocol.install import ScanFinding
@@ -249,6 +251,8 @@ def diagnose(
         )
     for load_error in catalog.errors:
         errors.append(_diag("error", "skill.invalid", load_error.message, load_error.path))
+    for problem in remote_problems(remotes_in_effect(config, trust.trusted), RemoteStore()):
+        (errors if problem.severity == "error" else warnings).append(problem)
     # Copies of one skill in several agents' folders that no longer match.
     warnings.extend(
         _diag("warning", "skill.drift", line, line.split(" differs from ")[0])

@@ -43,6 +43,11 @@ from skillsd.core.discovery import (
     skill_from_listing,
 )
 from skillsd.core.plugin_roots import plugin_skill_folders
+from skillsd.core.remote_roots import (
+    remote_grants_withheld,
+    remote_stale_note,
+    with_remote_roots,
+)
 from skillsd.core.skill_copies import copies_of
 from skillsd.core.skillfile import SKILL_FILE, ParsedSkillFile, read_skill_file
 from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata
@@ -127,12 +132,19 @@ def _entry_for(found: FoundSkill, parsed: ParsedSkillFile, sid: str) -> _Entry:
         host=fields.host,
         agents=_agents_list(found.agents),
         plugin=found.root.plugin,
+        remote=found.root.remote,
         qualified_name=_qualified(found.root, fields.name),
     )
+    if found.root.remote is not None and not found.root.remote_trusted and fields.allowed_tools:
+        base = remote_grants_withheld(base)
+    if found.root.remote_stale:
+        base = remote_stale_note(base)
     return _Entry(found=found, id=sid, base=base, error=None)
 
 
 def _qualified(root: Root, name: str) -> str | None:
+    if root.remote is not None:
+        return f"{root.remote.name}:{name}"
     plugin = root.plugin
     return f"{plugin.name}:{name}" if plugin is not None and root.namespaced else None
 
@@ -159,6 +171,7 @@ def _moved(entry: _Entry, found: FoundSkill) -> _Entry:
             resources=found.resources,
             agents=_agents_list(found.agents),
             plugin=found.root.plugin,
+            remote=found.root.remote,
             qualified_name=_qualified(found.root, base.name),
         )
     return _Entry(found=found, id=entry.id, base=base, error=entry.error)
@@ -233,6 +246,9 @@ def _assemble(
             and old.found.host_stat == found.host_stat
             and old.found.path == found.path
             and old.found.dir == found.dir
+            # A remote marked trusted (or no longer) changes what its skills may grant.
+            and old.found.root.remote_trusted == found.root.remote_trusted
+            and old.found.root.remote_stale == found.root.remote_stale
         ):
             reused_count += 1
             # Same file version: the parse stands; the entry too unless root/resources moved.
@@ -271,11 +287,13 @@ def _assemble(
             errors_by_real_path[real] = entry.error
 
     # Copies only for skills that differ from their cached entry: duplicates and disabled ones.
-    # A plugin's namespaced skills (plugin:skill) never clash with another name.
+    # A plugin's namespaced skills (plugin:skill) never clash with another name; a remote's
+    # (remote:skill) do: a remote never silently shadows a local skill, nor the reverse.
     groups = [
         shared
         for group in by_name.values()
-        if len(group) > 1 and len(shared := [s for s in group if s.qualified_name is None]) > 1
+        if len(group) > 1
+        and len(shared := [s for s in group if s.qualified_name is None or s.remote]) > 1
     ]
     copies = copies_of(groups)
     decorated: dict[str, SkillMetadata] = {}
@@ -355,6 +373,7 @@ def build_catalog(
     # Without reusable parses every SKILL.md is opened and fstat'ed anyway: no stat in the scan.
     reusable = previous is not None and previous.mode == config.validation
     plan, plugin_problems = _with_plugins(plan, trusted)
+    plan = with_remote_roots(plan, config, trusted)
     with _gc_paused():
         result = scan_plan(plan, config, stat_files=reusable)
         return _assemble(

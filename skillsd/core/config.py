@@ -39,6 +39,7 @@ __all__ = [
     "LedgerConfig",
     "LimitsConfig",
     "PromptConfig",
+    "RemoteConfig",
     "RootsConfig",
     "SearchConfig",
     "SuggestConfig",
@@ -121,6 +122,21 @@ class LedgerConfig(_Table, frozen=True):
     max_bytes: Annotated[int, msgspec.Meta(ge=4096, le=1 << 30)] = limits.LEDGER_FILE_BYTES
 
 
+class RemoteConfig(_Table, frozen=True):
+    """A skills server whose skills join the catalog (``[[remote]]``, docs/remote.md)."""
+
+    #: How its skills are qualified (``<name>:<skill>``).
+    name: Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9-]{0,63}$")]
+    #: Its MCP endpoint: https, or http on a loopback address.
+    url: Annotated[str, msgspec.Meta(min_length=1, max_length=2048)]
+    #: A private file holding the bearer token it expects.
+    token_file: str | None = None
+    #: Whether its skills' ``allowed-tools`` may grant anything.
+    trusted: bool = False
+    #: Ask for its listing again at least this often, even when its ``ttlMs`` allows longer.
+    refresh_seconds: Annotated[float, msgspec.Meta(gt=0, le=86_400)] | None = None
+
+
 class Config(_Table, frozen=True):
     """The whole effective configuration; hashable, so it can key the catalog cache."""
 
@@ -134,6 +150,10 @@ class Config(_Table, frozen=True):
     trust: TrustConfig = TrustConfig()
     limits: LimitsConfig = LimitsConfig()
     ledger: LedgerConfig = LedgerConfig()
+    remote: tuple[RemoteConfig, ...] = ()
+    #: The project file's ``[[remote]]`` entries, set by layering only: used only when the
+    #: repository is trusted (a repository cannot add a remote on its own).
+    project_remotes: tuple[RemoteConfig, ...] = ()
     #: The project file's ``[permissions]``, set by layering only (never read from a file); its
     #: ``defaultAction`` is the user's when the project sets none.
     project_permissions: PermissionsConfig | None = None
@@ -160,8 +180,15 @@ _PROJECT_PERMISSIONS = "projectPermissions"
 _PROJECT_EXTRA_ROOTS = "projectExtraRoots"
 _IGNORED_EXTRA_ROOTS = "ignoredExtraRoots"
 _UNKNOWN_KEYS = "unknownKeys"
+_PROJECT_REMOTES = "projectRemotes"
 _INTERNAL_KEYS = frozenset(
-    (_PROJECT_PERMISSIONS, _PROJECT_EXTRA_ROOTS, _IGNORED_EXTRA_ROOTS, _UNKNOWN_KEYS)
+    (
+        _PROJECT_PERMISSIONS,
+        _PROJECT_EXTRA_ROOTS,
+        _IGNORED_EXTRA_ROOTS,
+        _UNKNOWN_KEYS,
+        _PROJECT_REMOTES,
+    )
 )
 #: Discovery bounds a project file may only lower.
 _LOWER_ONLY = ("maxDepth", "maxDirs")
@@ -205,6 +232,9 @@ def describe_type(annotation: Any) -> str:
     if origin is Literal:
         return " | ".join(json.dumps(a) for a in args)
     if origin is tuple:
+        if isinstance(args[0], type) and issubclass(args[0], msgspec.Struct):
+            keys = ", ".join(f.encode_name for f in msgspec.structs.fields(args[0]))
+            return f"array of tables ({keys})"
         return f"list of {describe_type(args[0])}"
     return {bool: "boolean", int: "integer", float: "number", str: "string"}.get(
         annotation, str(annotation)
@@ -272,6 +302,14 @@ def parse_config_table(data: dict[str, Any], source: str) -> Config:
             f"{source}: invalid config: {_describe(exc)}", InvalidConfigData(path=source)
         ) from None
     _check_rules(config.permissions, source)
+    for remotes in (config.remote, config.project_remotes):
+        names = [r.name for r in remotes]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise SkillsdError(
+                f"{source}: invalid config: key 'remote': the name {twice[0]!r} is given twice",
+                InvalidConfigData(path=source),
+            )
     if config.project_permissions is not None:
         _check_rules(config.project_permissions, source)
     return config
@@ -323,6 +361,8 @@ def layer_configs(tables: list[tuple[str, dict[str, Any]]]) -> Config:
             table.pop("trust", None)
             table.pop("limits", None)
             table.pop("ledger", None)
+            if "remote" in table:
+                table[_PROJECT_REMOTES] = table.pop("remote")
             if "discovery" in table:
                 wanted = dict(table["discovery"])
                 for key in _LOWER_ONLY:

@@ -41,7 +41,7 @@ from skillsd.core.host_fields import OPENAI_YAML, OPENAI_YAML_DIR
 from skillsd.core.skillfile import SKILL_FILE
 from skillsd.core.tree_walk import TreeWalk
 from skillsd_protocol import Diagnostic, ResourceCounts, Scope
-from skillsd_protocol.model import SCOPE_ORDER, PluginInfo
+from skillsd_protocol.model import SCOPE_ORDER, PluginInfo, RemoteInfo
 
 __all__ = [
     "ENV_ROOT",
@@ -96,6 +96,12 @@ class Root:
     namespaced: bool = False
     #: A real folder the scan stays in (a plugin's): a folder leading out of it is not read.
     within: str | None = None
+    #: The skills server this folder holds the skills of (scope ``remote``, docs/remote.md).
+    remote: RemoteInfo | None = None
+    #: Its skills' ``allowed-tools`` may grant (the user marked the remote ``trusted``).
+    remote_trusted: bool = False
+    #: The remote's last refresh failed: its skills are its last verified listing.
+    remote_stale: bool = False
 
     @property
     def order_key(self) -> tuple[int, int, str]:
@@ -122,11 +128,13 @@ class RootPlan:
     #: The repository root was trusted when ``plugin_roots`` were found (a plugin only the
     #: project's settings enable is read only then).
     trusted: bool = False
+    #: The folders of the configured remotes' skills (scope ``remote``).
+    remote_roots: tuple[Root, ...] = ()
 
     @property
     def all_roots(self) -> tuple[Root, ...]:
-        """Every root a build scans: the plan's and its plugins'."""
-        return (*self.roots, *self.plugin_roots)
+        """Every root a build scans: the plan's, its plugins' and its remotes'."""
+        return (*self.roots, *self.plugin_roots, *self.remote_roots)
 
 
 @dataclass(slots=True)

@@ -41,7 +41,7 @@ __all__ = [
     "select_skills",
 ]
 
-SourceKind = Literal["git", "local", "archive"]
+SourceKind = Literal["git", "local", "archive", "mcp"]
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip", ".skill")
 #: How deep the last-resort search for SKILL.md files goes below the tree's top.
@@ -120,6 +120,8 @@ def _parse_url(text: str) -> Source:
     parts = urlsplit(text)
     scheme = parts.scheme.lower()
     host = parts.hostname or ""
+    if scheme in ("mcp+https", "mcp+http"):
+        return _parse_mcp(text)
     if scheme == "file":
         path = unquote(parts.path)
         if archive_suffix(path):
@@ -158,6 +160,25 @@ def _parse_url(text: str) -> Source:
             default_name=segments[-1] if sub else segments[1],
         )
     return Source("git", text, text, remote=True, default_name=_repo_name(parts.path))
+
+
+def _parse_mcp(text: str) -> Source:
+    """``mcp+https://host/mcp#<skill>``: one skill of a skills server (docs/remote.md); plain
+    ``mcp+http`` only on a loopback address."""
+    url, _, skill = text[len("mcp+") :].partition("#")
+    parts = urlsplit(url)
+    if not skill or not is_installable_name(skill):
+        raise SourceError(
+            f"source {text!r}: name the skill after '#' (mcp+https://host/mcp#<skill>)"
+        )
+    if parts.scheme == "http" and not is_loopback_host(parts.hostname or ""):
+        raise SourceError(
+            f"source {text!r}: plain mcp+http:// is allowed only on a loopback address; "
+            "use mcp+https://"
+        )
+    if parts.username or parts.password or not parts.hostname:
+        raise SourceError(f"source {text!r}: not a skills server's address (no credentials)")
+    return Source("mcp", url, text, path=skill, remote=True, default_name=skill)
 
 
 def _is_git_repository(path: str) -> bool:

@@ -35,7 +35,7 @@ __all__ = [
 LOCK_FILE = "skills-lock.json"
 LOCK_VERSION = 1
 
-SourceType = Literal["git", "local", "archive"]
+SourceType = Literal["git", "local", "archive", "mcp"]
 InstallMode = Literal["link", "copy"]
 
 #: A skill name the installer will use as a folder name: one safe path component.

@@ -64,6 +64,7 @@ from skillsd.installing.lock_store import (
     save_manifest,
     target_for,
 )
+from skillsd.installing.mcp_fetch import McpFetchError, fetch_mcp_skill
 from skillsd.installing.skill_copy import copy_skill
 from skillsd.installing.transaction import (
     Transaction,
@@ -347,6 +348,18 @@ def _fetch(
                 progress=ctx.progress,
             )
             return _Fetched(done.path, done.commit)
+        if source.kind == "mcp":
+            if ref is not None:
+                raise _failed("resolve", "ref: a skills server has no branches, tags or commits")
+            tree = os.path.join(workdir, "tree")
+            ctx.say(f"fetching {source.default_name} from {source.location}")
+            fetch_mcp_skill(
+                source.location,
+                source.default_name,
+                os.path.join(tree, source.default_name),
+                ctx.env,
+            )
+            return _Fetched(tree)
         archive = source.location
         if source.remote:
             archive = os.path.join(workdir, "download")
@@ -357,6 +370,8 @@ def _fetch(
         raise _failed("fetch", str(exc), source=source.text) from None
     except ArchiveError as exc:
         raise _failed("fetch", f"archive {exc}", source=source.text) from None
+    except McpFetchError as exc:
+        raise _failed("fetch", f"skills server: {exc}", source=source.text) from None
 
 
 def _parse(text: str, base: str, home: str) -> Source:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import shlex
-import stat
 import sys
 
-from skillsd.core.bounded_read import open_regular_file, read_at_most
+from skillsd.core.token_file import MIN_TOKEN_CHARS, read_token_file, weak_token
 from skillsd.mcp_bridge.http_guard import (
     TOKEN_ENV,
     HttpLimits,
@@ -21,12 +19,6 @@ from skillsd_client._errors import ConnectError
 from skillsd_client._local_socket import ensure_private_dir, runtime_dir
 
 __all__ = ["MIN_TOKEN_CHARS", "serve_http", "serve_stdio"]
-
-#: The shortest bearer token accepted (a generated one is 43).
-MIN_TOKEN_CHARS = 32
-#: A token file holds one token: anything longer is not one.
-_TOKEN_FILE_MAX_BYTES = 4096
-_MAKE_ONE = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
 
 
 def serve_stdio(cwd: str, *, cwd_given: bool = True) -> int:
@@ -97,13 +89,13 @@ def _refusal(host: str, *, no_auth: bool, allow_remote: bool) -> str | None:
 def _token(token_file: str | None, port: int) -> tuple[str | None, str]:
     """The bearer token and where it comes from (or None and why it cannot be had)."""
     if token_file:
-        text, why = _read_token_file(token_file)
+        text, why = read_token_file(token_file)
         if text is None:
             return None, f"--token-file {token_file}: {why}"
         return text, f"the token is the one in {token_file}"
     if os.environ.get(TOKEN_ENV):
         text = os.environ[TOKEN_ENV].strip()
-        why = _weak(text)
+        why = weak_token(text)
         if why:
             return None, f"${TOKEN_ENV}: {why}"
         return text, f"the token is ${TOKEN_ENV}'s"
@@ -113,54 +105,6 @@ def _token(token_file: str | None, port: int) -> tuple[str | None, str]:
         return None, f"cannot write the token file: {exc}"
     path = write_token_file(directory, port, token := new_token())
     return token, f"the token is in {path} (readable by you only)"
-
-
-def _read_token_file(path: str) -> tuple[str | None, str]:
-    """The token in ``path``, or None and why it is refused: the file must be regular, small,
-    neither readable nor writable by group or others (checked on the descriptor that is read)
-    and hold a token long enough."""
-    try:
-        fd, st = open_regular_file(path)
-    except ValueError:
-        return None, "not a usable path"
-    except OSError as exc:
-        return None, exc.strerror or str(exc)
-    try:
-        mode = stat.S_IMODE(st.st_mode)
-        for bits, what in ((0o044, "readable"), (0o022, "writable")):
-            if mode & bits:
-                return None, (
-                    f"{what} by group or others (mode {mode:04o}); a secret must be private: "
-                    f"chmod 600 {shlex.quote(path)}"
-                )
-        data = read_at_most(fd, _TOKEN_FILE_MAX_BYTES + 1)
-    except OSError as exc:
-        return None, exc.strerror or str(exc)
-    finally:
-        os.close(fd)
-    if len(data) > _TOKEN_FILE_MAX_BYTES:
-        return None, f"over {_TOKEN_FILE_MAX_BYTES} bytes: a token file holds the token alone"
-    try:
-        text = data.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        return None, "not UTF-8 text"
-    if not text:
-        return None, "the file is empty"
-    why = _weak(text)
-    return (None, why) if why else (text, "")
-
-
-def _weak(token: str) -> str:
-    """Why ``token`` cannot be the bearer token, or ``""``."""
-    if not all("!" <= c <= "~" for c in token):
-        return "the token must be one word of printable ASCII (it travels in an HTTP header)"
-    if len(token) < MIN_TOKEN_CHARS:
-        return (
-            f"the token is {len(token)} character{'s' if len(token) != 1 else ''} long; at least "
-            f"{MIN_TOKEN_CHARS} are needed "
-            f"(make one with: {_MAKE_ONE})"
-        )
-    return ""
 
 
 def _run_http(

@@ -52,6 +52,7 @@ from skillsd_protocol.messages import (
     PromptResult,
     ReadFileParams,
     ReadFileResult,
+    RefParams,
     RememberParams,
     SearchParams,
     SearchResult,
@@ -245,6 +246,7 @@ async def suggest(svc: Services, params: SuggestParams, caller: Caller = _NOBODY
 async def load(svc: Services, params: LoadParams, caller: Caller = _NOBODY) -> LoadResult:
     """``skills.load``: gate, read off the loop, then remember in the session."""
     view = await _view(svc, caller, params.cwd, params.session_id)
+    await _remote_ready(svc, view, params)
     loaded = await svc.file_ops.run(ops.load, view.seen, params)
     ops.record_load(view.session, loaded, view.catalog)
     _note(svc, caller, view, "load", [loaded.skill])
@@ -271,6 +273,7 @@ async def read_file(
     model's rules: a skill the model may not invoke is refused. ``seen``: the view this
     request took already for ``caller``, ``params.cwd`` and ``params.session_id``."""
     view = seen if seen is not None else await _view(svc, caller, params.cwd, params.session_id)
+    await _remote_ready(svc, view, params)
     window = await svc.file_ops.run(ops.read_file, view.seen, params, model=model)
     if model and params.offset == 0 and window.file == SKILL_FILE:
         # A host reading a skill's SKILL.md for its model (an MCP resource) is loading it.
@@ -284,6 +287,8 @@ async def invoke(
     """``skills.invoke``: substitute off the loop (under the time limit), then record.
     ``seen``: the view this request took already (as :func:`read_file` says)."""
     view = seen if seen is not None else await _view(svc, caller, params.cwd, params.session_id)
+    command = (params.command or "").lstrip("/").split(maxsplit=1)
+    await _remote_ready(svc, view, RefParams(name=command[0]) if command else params)
     invocation = await svc.file_ops.run(ops.invoke, view.seen, params)
     ops.record_invocation(view.session, invocation)
     if isinstance(invocation.source, SkillMetadata):
@@ -366,6 +371,8 @@ async def tools_call(
         request = decode_tool_call(params.name, params.arguments)
         view = await _view(svc, caller, params.cwd, params.session_id)
         index = await svc.search_index(view) if request.operation == "search" else None
+        if request.operation in ("load", "read_file"):
+            await _remote_ready(svc, view, RefParams(name=request.name, path=request.path))
     except SkillsdError as exc:
         return ops.tool_failure(exc)
     if index is not None:  # in memory: answered on the loop, remembered per catalog
@@ -375,6 +382,24 @@ async def tools_call(
         ops.record_load(view.session, call.loaded, view.catalog)
         _note(svc, caller, view, "load", [call.loaded.skill])
     return call.result
+
+
+async def _remote_ready(svc: Services, view: View, ref: RefParams) -> None:
+    """A remote skill's verified files in place before it is read (docs/remote.md); a skill
+    that does not resolve is left to the operation to refuse."""
+    if not view.catalog.plan.remote_roots:
+        return
+    try:
+        skill = ops.resolve(view.catalog, ref, include_disabled=True)
+    except SkillsdError:
+        return
+    if skill.remote is None:
+        return
+    # Nothing is fetched for a load the policy would not let through (not even to ask).
+    loaded = view.session is not None and skill.path in view.session.loaded
+    if await svc.file_ops.run(ops.gate_load, view.seen, skill.name, deny_only=loaded):
+        return
+    await svc.remotes.ready(skill, view.catalog.config, view.seen.trusted)
 
 
 # -- sessions ------------------------------------------------------------------------------

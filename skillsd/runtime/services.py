@@ -28,6 +28,7 @@ from skillsd.operations import OperationView
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
 from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
 from skillsd.runtime.file_ops import FileOps
+from skillsd.runtime.remote_skills import RemoteSkills
 from skillsd.runtime.use_ledger_file import UseLedger, ledger_dir
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class Services:
     #: Installs, updates, removes, restores and scans: a pool of their own, so slow or stuck
     #: install work (a clone, a stalled download) never takes a thread other requests need.
     install_pool: FileOps = field(default_factory=FileOps.for_installs)
+    #: The configured remotes' skills: background refresh, fetch-and-verify before a load.
+    remotes: RemoteSkills = field(default_factory=RemoteSkills)
     #: The suggestions' semantic stage, made on first use when its extra is installed.
     semantic: SemanticModel | None = None
     semantic_checked: bool = False
@@ -184,6 +187,8 @@ class Services:
             listener=listener,
             progress=progress,
         )
+        if catalog.plan.remote_roots:
+            self.remotes.start(self.catalogs.configs.user, catalog.config, catalog.plan.trusted)
         if session is not None and session.enabled_overrides:
             catalog = catalog.with_overrides(session.enabled_overrides)
         # The cache read the repository's trust for this request (the state file and the

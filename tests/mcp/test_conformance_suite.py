@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,14 +32,11 @@ from typing import Any
 
 import pytest
 
+from tests.support.conformance import NODE20_SHIM, suite_installed
 from tests.support.mcp_http import server
 
 pytestmark = [pytest.mark.slow, pytest.mark.process, pytest.mark.xdist_group("serial")]
 
-SUITE = Path(__file__).resolve().parents[1] / "conformance"
-PACKAGE = "@modelcontextprotocol/conformance"
-#: Node 20 lacks ``fs.globSync``, which the suite imports (see the file).
-NODE20_SHIM = SUITE / "node20" / "register.mjs"
 
 #: The skills extension's scenarios (no protocol timeline: run with ``--force``).
 SKILLS = ["sep-2640-skills-directory", "sep-2640-skills-enumeration", "sep-2640-skills-manifest"]
@@ -98,22 +94,6 @@ KNOWN_GAPS = {
 OK = {"SUCCESS", "INFO"}
 
 
-def _suite_installed() -> Path:
-    """The suite's command line, installed from the lock file first when it is missing."""
-    if shutil.which("node") is None or shutil.which("npm") is None:
-        pytest.skip("the conformance suite needs Node.js and npm")
-    pinned = json.loads((SUITE / "package.json").read_text())["dependencies"][PACKAGE]
-    installed = SUITE / "node_modules" / PACKAGE / "package.json"
-    if not installed.is_file() or json.loads(installed.read_text())["version"] != pinned:
-        subprocess.run(
-            ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=SUITE,
-            check=True,
-            timeout=600,
-        )
-    return SUITE / "node_modules" / ".bin" / "conformance"
-
-
 def _run(cli: Path, url: str, version: str, scenario: str, out: Path) -> list[dict[str, Any]]:
     """The checks of one scenario on one protocol version (its ``checks.json``)."""
     env = dict(os.environ)
@@ -137,7 +117,7 @@ def _run(cli: Path, url: str, version: str, scenario: str, out: Path) -> list[di
 
 
 def test_the_official_conformance_suite_passes(tree: dict[str, Path]) -> None:
-    cli = _suite_installed()
+    cli = suite_installed()
     # The directory scenario descends into the first listed skill, api-conventions, the one skill
     # here without a subfolder: give it one.
     references = tree["project"] / ".claude" / "skills" / "api-conventions" / "references"

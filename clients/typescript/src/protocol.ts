@@ -555,7 +555,7 @@ export interface ListParams {
   /** @default true */
   includeDisabled?: boolean;
   /** @default null */
-  scope?: "extra" | "plugin" | "repo" | "user" | null;
+  scope?: "extra" | "plugin" | "remote" | "repo" | "user" | null;
   /** @default null */
   sessionId?: string | null;
   /** @default null */
@@ -636,7 +636,7 @@ export interface LockedSkill {
   /** @default null */
   ref?: string | null;
   source: string;
-  sourceType: "archive" | "git" | "local";
+  sourceType: "archive" | "git" | "local" | "mcp";
   status: "links-broken" | "missing" | "modified" | "ok";
 }
 
@@ -869,6 +869,15 @@ export interface RememberParams {
   sessionId: string;
 }
 
+/**
+ * The skills server a skill comes from (scope `remote`): the remote's name in the user's
+ * config and its URL (docs/remote.md).
+ */
+export interface RemoteInfo {
+  name: string;
+  url: string;
+}
+
 export interface RemoveParams {
   /** @default null */
   _meta?: Meta | null;
@@ -978,7 +987,7 @@ export interface SearchParams {
   limit?: number | null;
   query: string;
   /** @default null */
-  scope?: "extra" | "plugin" | "repo" | "user" | null;
+  scope?: "extra" | "plugin" | "remote" | "repo" | "user" | null;
   /** @default null */
   sessionId?: string | null;
   /** @default null */
@@ -1084,7 +1093,7 @@ export interface SetEnabledResult {
 export interface SkillCandidate {
   id: string;
   path: string;
-  scope: "extra" | "plugin" | "repo" | "user";
+  scope: "extra" | "plugin" | "remote" | "repo" | "user";
 }
 
 /** A SKILL.md that could not be accepted into the catalog, with why. */
@@ -1125,11 +1134,13 @@ export interface SkillMetadata {
   plugin?: PluginInfo | null;
   /** @default null */
   qualifiedName?: string | null;
+  /** @default null */
+  remote?: RemoteInfo | null;
   resources: ResourceCounts;
   root: string;
   /** @default null */
   sameName?: string[] | null;
-  scope: "extra" | "plugin" | "repo" | "user";
+  scope: "extra" | "plugin" | "remote" | "repo" | "user";
   size: number;
 }
 
@@ -1343,7 +1354,7 @@ export interface UnloadResult {
 export interface UnusedSkill {
   id: string;
   name: string;
-  scope: "extra" | "plugin" | "repo" | "user";
+  scope: "extra" | "plugin" | "remote" | "repo" | "user";
 }
 
 /** `names`: which locked skills (default all); `check` only reports. */

@@ -1,0 +1,125 @@
+"""Remote skills in a running process: the background refresh of every configured remote's
+listing, and the fetch-and-verify a remote skill goes through before it is loaded, read or
+invoked. The network is only ever touched in threads, each conversation within one short
+timeout (:mod:`skillsd.runtime.remote_http`); the event loop never waits on a remote.
+
+A refresh writes the remote's folders (:mod:`skillsd.runtime.remote_store`), which the catalogs
+watch like any other root: a remote's new or changed skills reach every client as a catalog
+change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from skillsd.core.config import Config, RemoteConfig
+from skillsd.core.errors import SkillsdError
+from skillsd.core.remote_roots import remotes_in_effect
+from skillsd.runtime.remote_store import Loaded, RemoteStore
+from skillsd_protocol import Diagnostic, SkillMetadata
+from skillsd_protocol.errors import InvalidSkillData
+
+__all__ = ["RemoteSkills"]
+
+log = logging.getLogger(__name__)
+
+#: How often the background loop looks for a listing past its ttl (a ttl of 0 means this).
+CHECK_SECONDS = 2.0
+
+
+class RemoteSkills:
+    """The remotes of one process."""
+
+    def __init__(self, store: RemoteStore | None = None) -> None:
+        self.store = store or RemoteStore()
+        self._busy: dict[str, asyncio.Lock] = {}
+        self._loop_task: asyncio.Task[None] | None = None
+        #: Remotes of catalogs in use (a trusted repository's among them), by name.
+        self._followed: dict[str, RemoteConfig] = {}
+        #: Remote name -> when (monotonic) its listing is past its ttl.
+        self._due: dict[str, float] = {}
+
+    def start(self, user_config: Callable[[], Config], config: Config, trusted: bool) -> None:
+        """Refresh in the background, from now on, the user's remotes and those of a catalog
+        in use (``config``, its repository ``trusted`` or not)."""
+        for remote in remotes_in_effect(config, trusted):
+            self._followed.setdefault(remote.name, remote)
+        if self._loop_task is None:
+            self._loop_task = asyncio.get_running_loop().create_task(
+                self._refresh_loop(user_config)
+            )
+
+    def stop(self) -> None:
+        if self._loop_task is not None:
+            self._loop_task.cancel()
+            self._loop_task = None
+
+    def _lock(self, name: str) -> asyncio.Lock:
+        return self._busy.setdefault(name, asyncio.Lock())
+
+    async def _refresh_loop(self, user_config: Callable[[], Config]) -> None:
+        while True:
+            try:
+                remotes = (await asyncio.to_thread(user_config)).remote
+            except SkillsdError:
+                remotes = ()  # a broken config says so elsewhere; the remotes wait for a fix
+            mine = {r.name for r in remotes}
+            for remote in [*remotes, *(r for r in self._followed.values() if r.name not in mine)]:
+                await self.refresh(remote)
+            await asyncio.sleep(CHECK_SECONDS)
+
+    async def refresh(self, remote: RemoteConfig) -> None:
+        """Ask ``remote`` for its listing once the cached one is past its ttl (in a thread)."""
+        if time.monotonic() < self._due.get(remote.name, 0.0):
+            return
+        lock = self._lock(remote.name)
+        if lock.locked():
+            return  # a refresh or a load of it is under way
+        async with lock:
+            try:
+                listing = await asyncio.to_thread(self.store.refresh, remote)
+            except OSError:
+                log.warning("cannot write the cache of the remote %r", remote.name, exc_info=True)
+                listing = None
+        if listing is not None and listing.url == remote.url:
+            left = listing.fetched_at + listing.lifetime(remote.refresh_seconds) - time.time()
+            self._due[remote.name] = time.monotonic() + max(left, 0.0)
+
+    async def ready(self, skill: SkillMetadata, config: Config, trusted: bool) -> None:
+        """Make ``skill``'s folder hold its verified files before it is read (nothing for a
+        skill that is not a remote's). Raises ``invalid_skill`` naming the check that refused
+        it, or saying the remote cannot be reached and nothing verified is kept."""
+        if skill.remote is None:
+            return
+        name = skill.remote.name
+        remote = next((r for r in remotes_in_effect(config, trusted) if r.name == name), None)
+        if remote is None:
+            raise _refused(skill, "remote.unknown", f"the remote {name!r} is not configured")
+        async with self._lock(name):
+            try:
+                loaded: Loaded = await asyncio.to_thread(self.store.load, remote, skill.name)
+            except OSError as exc:
+                why = f"the cache of the remote {name!r} cannot be written: {exc}"
+                raise _refused(skill, "remote.cache", why) from None
+        if loaded.refusal is not None:
+            refusal = loaded.refusal
+            raise _refused(
+                skill,
+                f"remote.{refusal.check}",
+                f"refused: {refusal} (the server's copy does not match its listing)",
+                refusal.file,
+            )
+        if loaded.folder is None:
+            raise _refused(skill, "remote.unreachable", loaded.error or "cannot be fetched")
+        if loaded.stale:
+            log.info("remote %r unreachable: serving the last verified %s", name, skill.name)
+
+
+def _refused(skill: SkillMetadata, code: str, why: str, file: str | None = None) -> SkillsdError:
+    label = skill.qualified_name or skill.name
+    message = f"remote skill {label}: {why}"
+    note = Diagnostic(severity="error", code=code, message=message, field=file)
+    return SkillsdError(message, InvalidSkillData(path=skill.path, diagnostics=[note]))
