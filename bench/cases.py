@@ -29,6 +29,7 @@ from bench.daemon_probes import (
     prepare_d_commands,
     prepare_d_delta,
     prepare_d_invoke,
+    prepare_d_listing,
     prepare_d_prompt_query,
     prepare_d_relist,
     prepare_d_rss,
@@ -107,6 +108,12 @@ CONTENDERS: dict[str, Contender] = {
             "d_prompt_query",
             "daemon: skills.prompt, query + 2% of 200k tokens, p50",
             prepare_d_prompt_query,
+            metric="p50",
+        ),
+        Contender(
+            "d_listing",
+            "daemon: skills.listing {agent: claude-code}, every skill Claude Code's, p50",
+            prepare_d_listing,
             metric="p50",
         ),
         Contender(
@@ -271,6 +278,7 @@ CASES: tuple[Case, ...] = (
         ("d_prompt_query", "quality_query", "quality_plain"),
         (Target("d_prompt_query", "at_most", 0.020, "issue 16"),),
     ),
+    Case("daemon_listing", ("d_listing",), (Target("d_listing", "at_most", 0.020, "issue 36"),)),
     Case(
         "mcp_bridge",
         ("d_tool_search", "mcp_tool_search", "mcp_changed"),

@@ -17,6 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -218,6 +219,8 @@ def prepare_d_delta(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
 PROMPT_BUDGET = {"contextWindow": 200_000, "percent": 2}
 #: (query, expected skill) pairs of the quality figure.
 QUALITY_PAIRS = 20
+#: ``skills.listing`` round trips per run.
+LISTING_ROUNDS = 50
 
 
 def _quality_pairs(listing: dict[str, Any], seed: int) -> list[tuple[str, str]]:
@@ -254,6 +257,27 @@ def prepare_d_prompt_query(corpus: Corpus, opts: argparse.Namespace) -> Prepared
         return seconds, b'"omitted"' in line
 
     return Prepared(lambda: latencies(queries, prompt))
+
+
+def prepare_d_listing(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
+    """``skills.listing {agent: claude-code}`` round trips, the corpus being the user's Claude
+    Code skills (``~/.claude/skills`` links to it): every skill in Claude Code's listing."""
+    peer = start_skillsd(corpus, opts)
+    home = Path(opts.temp_dirs[-1]) / "home"
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "skills").symlink_to(corpus.root, target_is_directory=True)
+    first = peer.call("skills.listing", {"agent": "claude-code"})  # the cold catalog, untimed
+    seen = sum(1 for e in first["entries"] if not e.get("bundled"))
+    # Nearly all: the corpus's same-named skills are one entry (the one listed first).
+    if seen < 0.95 * corpus.expected_valid:
+        peer.close()
+        raise RuntimeError(f"skills.listing saw {seen} of {corpus.expected_valid} skills")
+
+    def listing(_: int) -> tuple[float, bool]:
+        seconds, line = peer.request("skills.listing", {"agent": "claude-code"})
+        return seconds, b'"modelled":true' in line
+
+    return Prepared(lambda: latencies(range(LISTING_ROUNDS), listing), cleanup=peer.close)
 
 
 def prepare_quality(with_query: bool) -> Prepare:

@@ -112,6 +112,88 @@ The same skill is often copied into several agents' folders (`.claude/skills/x` 
 shows the copy in its own folder). Copies that differ keep `sameName`, and `skillsd doctor`
 reports them as `skill.drift` ("`.claude/skills/x` differs from `.agents/skills/x` in 2 file(s):
 SKILL.md, references/api.md").
+
+## What each agent shows its model
+
+Agents cut the skill listing they send their model to a budget, without saying so. skillsd
+computes that listing by each agent's own rules, in `skills.listing {agent, cwd?, sessionId?,
+contextWindow?}` (CLI: `skillsd listing --agent claude-code [--json]`): the agent's budget and
+the characters used, and for every skill whether the model sees it in `full` (with its
+description), by `name-only`, not at all but still as a slash command (`user-only`), or not at
+all (`off`), and why. `text` holds the lines of the skills on disk byte for byte as the agent
+sends them; the agent's own bundled skills (whose text ships inside the agent) count in
+`usedChars` and are listed in `entries` (`bundled: true`) but are left out of `text`.
+`skillsd doctor` warns, for each agent in use here, when some skill reaches its model without
+its description ("Claude Code shows 79 of 300 skills in full in this folder") or with a
+shortened one ("Codex shortens the descriptions of 300 of 300 skills in this folder"), and
+the TUI shows the same per agent (`l`).
+
+- **Claude Code 2.1.328: modelled**, and checked against its captured request
+  (`tests/listing`). One line per skill, `- name: description` or `- name`; the description is
+  the frontmatter's `description`, then ` - ` and `when_to_use` when there is one, cut to
+  `skillListingMaxDescChars` (default 1 536) as its first 1 535 characters and `…`. Order:
+  personal skills by name, then project skills by name, then plugin skills, then its 13 bundled
+  skills; a name already listed is not listed again (the personal skill wins). Budget:
+  `skillListingBudgetFraction` (default 0.01) of the context window at 3 characters per token
+  (30 000 characters at its default 1 000 000-token window), or `SLASH_COMMAND_TOOL_CHAR_BUDGET`.
+  When every line in full fits, all are full; otherwise `name-only` skills and 11 of the
+  bundled skills keep their form, every other skill starts as a bare name, and descriptions are
+  handed out in priority order (its own use counts, `skillUsage` in `~/.claude.json`, halved
+  every 7 days since the last use; else listing order) to each skill whose description still
+  fits in what is left, skipping those that do not. `skillOverrides` (per name: `on`,
+  `name-only`, `user-invocable-only` or `off`) from `~/.claude/settings.json`, the project's
+  `.claude/settings.json` and `.claude/settings.local.json` (later ones win), and
+  `disable-model-invocation: true`, leave skills out or bare; `disableBundledSkills` drops the
+  bundled ones. Not modelled: managed settings, `--add-dir` folders, claude.ai-synced skills,
+  `.claude/skills` below the working directory.
+- **Codex 0.171.0: modelled**, and checked against its captured request (`tests/listing`). A
+  `<skills_instructions>` message: a table of the roots the listed skills come from (`r0`,
+  `r1`... by path) and one line per skill, `- name: description (file: rN/<path>/SKILL.md)`;
+  its own `.system` skills first (`$CODEX_HOME/skills/.system`, written there by Codex), then
+  admin, repository and user skills, each by name; same-named skills are all listed. Budget:
+  2 % of the context window in tokens, a line costing its bytes and newline over 4 (10 000
+  tokens at the 500 000-token window it assumed for a model it has no metadata for; pass
+  `contextWindow` for yours), less what a long roots table costs; `budgetChars` and
+  `usedChars` are those tokens times 4. Over it, Codex keeps every skill and shortens every
+  description about equally, one character at a time across all of them (`cut: true`, `why`
+  says to how many characters); when even lines without descriptions overflow, it drops the
+  descriptions, then the skills that do not fit (3 000 skills: 843 listed, none described).
+  `text` starts at its `### Skill roots` heading (the fixed sentences before it are Codex's).
+  Not modelled: `[[skills.config]]` switches, plugins, `agents/openai.yaml` policies.
+- **Every other agent: not modelled** (no budget documented); `skills.listing` answers
+  `modelled: false` with why.
+
+## Profiles
+
+A profile chooses, per agent and per project, which skills its model sees in full, by name only
+or not at all, so that the skills that matter here keep their descriptions.
+`skills.profile.plan {agent?, cwd?, budgetFraction?}` (CLI: `skillsd profile [--agent A]`)
+proposes it: the skills pinned in skillsd's config (`[profiles] pinned = [...]`, user or project
+file; a pinned skill always keeps its description), then each skill's relevance to the
+repository (the suggestion ranker scoring the skill against the repository's languages, file
+names and README, plus its `paths` globs matching one of the repository's files; a skill scoring
+at least half the best score is relevant). When every relevant skill already keeps its
+description nothing changes; otherwise the fewest of the least relevant others are set to
+`name-only`, then, if names alone overflow, hidden from the model (`user-invocable-only`: still
+a slash command), and last the least relevant unpinned relevant skills drop to names, until the
+modelled listing shows every remaining relevant skill in full. `budgetFraction` plans for that
+share of the context window instead of the agent's setting. The plan takes optional use counts
+per skill (more use, more relevance); they are not wired yet.
+
+`skills.profile.apply` (`skillsd profile --apply`) writes the plan into the agent's own
+per-skill switch and records what it wrote in `profiles.json` beside skillsd's state file;
+`skills.profile.reset` (`--reset`) removes exactly those keys. A key the user set is never
+changed (it is reported as left), a key the user changed since skillsd wrote it is left and
+named by `reset`, every other key and the file's indentation are kept, and when nothing else
+changed `reset` puts back the file's bytes exactly (or removes the file skillsd made).
+
+- **Claude Code**: `skillOverrides` in the project's `.claude/settings.local.json` (not
+  committed), never the committed `.claude/settings.json`.
+- **Codex**: its per-skill switch is `[[skills.config]]` with `enabled = false` in
+  `config.toml` (on or off only), in the user's `~/.codex/config.toml` (every project) or a
+  repository's committed `.codex/config.toml`: there is no uncommitted per-project file, so
+  `apply` is not available for it (`skills.profile.plan` answers `supported: false`).
+- **Every other agent**: no documented per-skill switch: not available.
 """
 
 

@@ -87,6 +87,11 @@ KEYS: dict[str, tuple[str, str]] = {
         "lower activates more skills, and more wrongly (docs/hooks.md).",
         "0.5",
     ),
+    "profiles.pinned": (
+        "Skill names a profile always shows its agents' models in full (`skillsd profile`, "
+        "docs/agents.md). A project file's list replaces the user's.",
+        '["deploy", "db-migrations"]',
+    ),
     "permissions.finalDeny": (
         "Rules nothing overrides, not even a remembered answer.",
         '["Bash(rm:*)"]',

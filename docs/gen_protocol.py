@@ -190,6 +190,19 @@ SCRIPT: list[Step] = [
         "After `skills.changed`: only what changed since the generation the client has "
         "(docs/embedding.md); `errors` and `diagnostics` stay complete.",
     ),
+    Step(
+        "skills.listing",
+        {"agent": "claude-code", "contextWindow": 200000},
+        "What Claude Code's model is shown here: at a 200 000-token window its budget is 6 000 "
+        "characters; its own bundled skills count but their text is not in `text`.",
+    ),
+    Step("skills.profile.plan", {"agent": "claude-code"}),
+    Step("skills.profile.apply", {"agent": "claude-code"}),
+    Step(
+        "skills.profile.reset",
+        {"agent": "claude-code"},
+        "Removes exactly what `skills.profile.apply` wrote.",
+    ),
     Step("skills.scan", {"path": ".agents/skills/pdf-forms"}),
     Step("skills.installed", {}, "No lock file yet: nothing installed."),
     Step(

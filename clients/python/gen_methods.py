@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from skillsd_protocol import METHODS, install, model
+from skillsd_protocol import METHODS, install, listing, model
 from skillsd_protocol import messages as m
 
 OUTPUT = Path(__file__).resolve().parent / "skillsd_client" / "_methods.py"
@@ -63,6 +63,10 @@ PY_NAMES: dict[str, str] = {
     "skills.restore": "restore",
     "skills.scan": "scan",
     "usage.report": "usage_report",
+    "skills.listing": "listing",
+    "skills.profile.plan": "profile_plan",
+    "skills.profile.apply": "profile_apply",
+    "skills.profile.reset": "profile_reset",
 }
 
 HEADER = '''\
@@ -80,6 +84,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from skillsd_protocol import install as inst
+from skillsd_protocol import listing as ls
 from skillsd_protocol import messages as m
 from skillsd_protocol import model
 
@@ -115,7 +120,7 @@ def _aliases() -> dict[Any, str]:
     """Named Literal aliases of the protocol (``Scope``, ``LoadFormat``...) by value, each
     spelled through the module that defines it."""
     found: dict[Any, str] = {}
-    for prefix, module in (("model", model), ("m", m), ("inst", install)):
+    for prefix, module in (("model", model), ("m", m), ("inst", install), ("ls", listing)):
         for name, value in vars(module).items():
             if typing.get_origin(value) is typing.Literal:
                 found.setdefault(value, f"{prefix}.{name}")
@@ -155,6 +160,8 @@ def render_type(t: Any, aliases: dict[Any, str]) -> str:
             return f"model.{name}"
         if t.__module__ == install.__name__:
             return f"inst.{name}"
+        if t.__module__ == listing.__name__:
+            return f"ls.{name}"
         if getattr(m, name, None) is not t:
             raise ValueError(f"{name} is not reachable as skillsd_protocol.messages.{name}")
         return f"m.{name}"

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 
 from skillsd_protocol import install as i
+from skillsd_protocol import listing as ls
 from skillsd_protocol import messages as m
 
 PROTOCOL_VERSION = "1.0"
@@ -271,6 +272,34 @@ METHODS: dict[str, MethodSpec] = {
         "or suggested but not taken: from skillsd's local use ledger, and Claude Code's own "
         "transcripts when the user allows reading them (docs/usage.md).",
         ("invalid_config",),
+    ),
+    "skills.listing": MethodSpec(
+        ls.ListingParams,
+        ls.ListingResult,
+        "What an agent puts in front of its model here: its skill listing under its own budget, "
+        "settings and precedence, entry by entry, with the listing's text (docs/agents.md).",
+        _CATALOG,
+    ),
+    "skills.profile.plan": MethodSpec(
+        ls.ProfileParams,
+        ls.ProfilePlanResult,
+        "Propose, per agent, which skills to show its model in full, by name only or not at all "
+        "in this project, so the relevant and pinned ones keep their descriptions.",
+        ("invalid_config",),
+    ),
+    "skills.profile.apply": MethodSpec(
+        ls.ProfileParams,
+        ls.ProfileApplyResult,
+        "Write the plan into each agent's own per-project setting (Claude Code: `skillOverrides` "
+        "in `.claude/settings.local.json`), recording what was written; a user's key is kept.",
+        ("invalid_config", "state_write_failed"),
+    ),
+    "skills.profile.reset": MethodSpec(
+        ls.ProfileParams,
+        ls.ProfileResetResult,
+        "Remove exactly the keys `skills.profile.apply` wrote for this project; a key changed "
+        "since is left and named.",
+        ("invalid_config", "state_write_failed"),
     ),
 }
 

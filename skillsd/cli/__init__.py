@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "trigger_eval",
     "usage",
     "remote",
+    "listing",
 )
 
 
@@ -64,6 +65,8 @@ COMMAND_OWNERS = {
     "eval": "trigger_eval",
     "usage": "usage",
     "remote": "remote",
+    "listing": "listing",
+    "profile": "listing",
 }
 
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from skillsd.cli.agents_matrix import drift_lines, print_agents
+from skillsd.cli.agents_matrix import agents_present, drift_lines, print_agents
 from skillsd.cli.list_summary import list_summary
 from skillsd.core.catalog import Catalog
 from skillsd.core.catalog_build import build_catalog
@@ -35,6 +35,7 @@ from skillsd.core.trust import resolve_trust
 from skillsd.core.watch_plan import watch_plan
 from skillsd.installing.installer import wire_findings
 from skillsd.runtime.embeddings import semantic_version
+from skillsd.runtime.listing_requests import listing_warnings
 from skillsd.runtime.remote_store import RemoteStore, remote_problems
 from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol import Diagnostic, Scope, SkillLoadError
@@ -253,6 +254,13 @@ def diagnose(
         errors.append(_diag("error", "skill.invalid", load_error.message, load_error.path))
     for problem in remote_problems(remotes_in_effect(config, trust.trusted), RemoteStore()):
         (errors if problem.severity == "error" else warnings).append(problem)
+    # Agents in use here whose model is shown some skill without its description.
+    warnings.extend(
+        _diag("warning", "agent.listing_truncated", line, cwd)
+        for line in listing_warnings(
+            catalog, agents_present(cwd, plan.repo_root, env=env, home=home), home=home, env=env
+        )
+    )
     # Copies of one skill in several agents' folders that no longer match.
     warnings.extend(
         _diag("warning", "skill.drift", line, line.split(" differs from ")[0])

@@ -38,6 +38,7 @@ __all__ = [
     "DiscoveryConfig",
     "LedgerConfig",
     "LimitsConfig",
+    "ProfilesConfig",
     "PromptConfig",
     "RemoteConfig",
     "RootsConfig",
@@ -95,6 +96,11 @@ class SuggestConfig(_Table, frozen=True):
     threshold: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = suggest_defaults.DEFAULT_THRESHOLD
 
 
+class ProfilesConfig(_Table, frozen=True):
+    #: Skills a profile never takes a description from (``skills.profile.plan``).
+    pinned: tuple[str, ...] = ()
+
+
 class LimitsConfig(_Table, frozen=True):
     """Bounds of a long-running process, from the user's config only (a repository's
     ``[limits]`` is ignored: it cannot raise what protects the user's daemon)."""
@@ -146,6 +152,7 @@ class Config(_Table, frozen=True):
     prompt: PromptConfig = PromptConfig()
     search: SearchConfig = SearchConfig()
     suggest: SuggestConfig = SuggestConfig()
+    profiles: ProfilesConfig = ProfilesConfig()
     permissions: PermissionsConfig = PermissionsConfig()
     trust: TrustConfig = TrustConfig()
     limits: LimitsConfig = LimitsConfig()

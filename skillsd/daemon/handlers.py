@@ -20,10 +20,12 @@ from skillsd.core.model_tools import tool_definitions
 from skillsd.jsonrpc.endpoint import Connection, RequestContext, Router, open_connections
 from skillsd.jsonrpc.router import Encoded
 from skillsd.runtime import install_requests as irq
+from skillsd.runtime import listing_requests as lrq
 from skillsd.runtime import process_status
 from skillsd.runtime import requests as rq
 from skillsd.runtime import usage_requests as urq
 from skillsd.runtime.services import Services
+from skillsd_protocol.listing import ListingParams
 from skillsd_protocol.messages import (
     CommandsParams,
     DaemonStatusResult,
@@ -44,6 +46,7 @@ def register(router: Router, services: Services) -> None:
     for method, fn in _WITHOUT_CALLER.items():
         router.add(method, partial(_without_caller, fn, services))
     router.add("skills.commands", partial(_commands, services))
+    router.add("skills.listing", partial(_listing, services))
     router.add("session.open", partial(_session_open, services))
     router.add("tools.list", _tools_list, mode="inline")
     router.add("skills.validate", _validate, mode="thread")
@@ -96,6 +99,13 @@ async def _commands(svc: Services, params: CommandsParams, ctx: RequestContext) 
     return await rq.commands(
         svc, params, caller, lambda _view, result: Encoded.of(result), key="skills.commands:json"
     )
+
+
+async def _listing(svc: Services, params: ListingParams, ctx: RequestContext) -> Encoded:
+    # Over a megabyte on 10 000 skills: encoded once per listing, not once per request.
+    caller = _caller(svc, ctx, listens=False)
+    encoded: Encoded = await lrq.listing(svc, params, caller, Encoded.of, key="json")
+    return encoded
 
 
 async def _session_open(
@@ -167,6 +177,9 @@ _WITH_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {
     "skills.restore": irq.restore_skills,
     "skills.scan": irq.scan_skills,
     "usage.report": urq.usage_report,
+    "skills.profile.plan": lrq.profile_plan,
+    "skills.profile.apply": lrq.profile_apply,
+    "skills.profile.reset": lrq.profile_reset,
 }
 
 _WITHOUT_CALLER: dict[str, Callable[..., Awaitable[msgspec.Struct]]] = {

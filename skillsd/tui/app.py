@@ -33,6 +33,7 @@ from skillsd.tui.command_palette import CommandPalette
 from skillsd.tui.detail import SkillDetail, fetch_detail
 from skillsd.tui.dialogs import Choice, ChoiceDialog, FileDialog
 from skillsd.tui.installed import InstalledScreen
+from skillsd.tui.listing import ListingScreen
 from skillsd.tui.panes import DetailPane, ErrorsPane, SkillList, TopBar, display_path
 from skillsd.tui.scans import ScanQueue
 from skillsd_client import AsyncClient, ClientError, ConnectError, Notification
@@ -116,6 +117,7 @@ class SkillsApp(App[None]):
         Binding("t", "trust", "Trust"),
         Binding("e", "errors", "Errors"),
         Binding("i", "installed", "Installed"),
+        Binding("l", "listing", "Listing", show=False),
         # Left out of the footer so the rest fits 80 columns: the list reloads by itself when
         # files change, and enter on a skill is what anyone tries first.
         Binding("r", "reload", "Reload", show=False),
@@ -551,6 +553,11 @@ class SkillsApp(App[None]):
         """The skills the cwd's lock file installed, with update and remove."""
         if self.client is not None:
             self.push_screen(InstalledScreen(self.client, self.cwd))
+
+    def action_listing(self) -> None:
+        """What each agent shows its model here (docs/agents.md)."""
+        if self.client is not None:
+            self.push_screen(ListingScreen(self.client, self.cwd))
 
     def action_focus_search(self) -> None:
         self._main.query_one(TabbedContent).active = "skills-tab"

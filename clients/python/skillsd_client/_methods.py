@@ -12,6 +12,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from skillsd_protocol import install as inst
+from skillsd_protocol import listing as ls
 from skillsd_protocol import messages as m
 from skillsd_protocol import model
 
@@ -996,6 +997,108 @@ class AsyncMethods:
         )
         return result
 
+    async def listing(
+        self,
+        *,
+        agent: str,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        context_window: int | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> ls.ListingResult:
+        """``skills.listing``: What an agent puts in front of its model here: its skill listing
+        under its own budget, settings and precedence, entry by entry, with the listing's text
+        (docs/agents.md).
+
+        Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
+        """
+        result: ls.ListingResult = await self.request(
+            "skills.listing",
+            _params(
+                ls.ListingParams,
+                agent=agent,
+                cwd=cwd,
+                session_id=session_id,
+                context_window=context_window,
+            ),
+            result_type=ls.ListingResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def profile_plan(
+        self,
+        *,
+        agent: str | None = None,
+        cwd: str | None = None,
+        budget_fraction: float | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> ls.ProfilePlanResult:
+        """``skills.profile.plan``: Propose, per agent, which skills to show its model in full, by
+        name only or not at all in this project, so the relevant and pinned ones keep their
+        descriptions.
+
+        Application errors (`RpcError.kind`): ``invalid_config``.
+        """
+        result: ls.ProfilePlanResult = await self.request(
+            "skills.profile.plan",
+            _params(ls.ProfileParams, agent=agent, cwd=cwd, budget_fraction=budget_fraction),
+            result_type=ls.ProfilePlanResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def profile_apply(
+        self,
+        *,
+        agent: str | None = None,
+        cwd: str | None = None,
+        budget_fraction: float | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> ls.ProfileApplyResult:
+        """``skills.profile.apply``: Write the plan into each agent's own per-project setting
+        (Claude Code: `skillOverrides` in `.claude/settings.local.json`), recording what was
+        written; a user's key is kept.
+
+        Application errors (`RpcError.kind`): ``invalid_config``, ``state_write_failed``.
+        """
+        result: ls.ProfileApplyResult = await self.request(
+            "skills.profile.apply",
+            _params(ls.ProfileParams, agent=agent, cwd=cwd, budget_fraction=budget_fraction),
+            result_type=ls.ProfileApplyResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    async def profile_reset(
+        self,
+        *,
+        agent: str | None = None,
+        cwd: str | None = None,
+        budget_fraction: float | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> ls.ProfileResetResult:
+        """``skills.profile.reset``: Remove exactly the keys `skills.profile.apply` wrote for this
+        project; a key changed since is left and named.
+
+        Application errors (`RpcError.kind`): ``invalid_config``, ``state_write_failed``.
+        """
+        result: ls.ProfileResetResult = await self.request(
+            "skills.profile.reset",
+            _params(ls.ProfileParams, agent=agent, cwd=cwd, budget_fraction=budget_fraction),
+            result_type=ls.ProfileResetResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
 
 class SyncMethods:
     """The typed protocol methods; `request` is provided by the client class."""
@@ -1963,6 +2066,108 @@ class SyncMethods:
             "usage.report",
             _params(m.UsageParams, cwd=cwd, since=since),
             result_type=m.UsageResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def listing(
+        self,
+        *,
+        agent: str,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        context_window: int | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> ls.ListingResult:
+        """``skills.listing``: What an agent puts in front of its model here: its skill listing
+        under its own budget, settings and precedence, entry by entry, with the listing's text
+        (docs/agents.md).
+
+        Application errors (`RpcError.kind`): ``session_not_found``, ``invalid_config``.
+        """
+        result: ls.ListingResult = self.request(
+            "skills.listing",
+            _params(
+                ls.ListingParams,
+                agent=agent,
+                cwd=cwd,
+                session_id=session_id,
+                context_window=context_window,
+            ),
+            result_type=ls.ListingResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def profile_plan(
+        self,
+        *,
+        agent: str | None = None,
+        cwd: str | None = None,
+        budget_fraction: float | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> ls.ProfilePlanResult:
+        """``skills.profile.plan``: Propose, per agent, which skills to show its model in full, by
+        name only or not at all in this project, so the relevant and pinned ones keep their
+        descriptions.
+
+        Application errors (`RpcError.kind`): ``invalid_config``.
+        """
+        result: ls.ProfilePlanResult = self.request(
+            "skills.profile.plan",
+            _params(ls.ProfileParams, agent=agent, cwd=cwd, budget_fraction=budget_fraction),
+            result_type=ls.ProfilePlanResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def profile_apply(
+        self,
+        *,
+        agent: str | None = None,
+        cwd: str | None = None,
+        budget_fraction: float | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> ls.ProfileApplyResult:
+        """``skills.profile.apply``: Write the plan into each agent's own per-project setting
+        (Claude Code: `skillOverrides` in `.claude/settings.local.json`), recording what was
+        written; a user's key is kept.
+
+        Application errors (`RpcError.kind`): ``invalid_config``, ``state_write_failed``.
+        """
+        result: ls.ProfileApplyResult = self.request(
+            "skills.profile.apply",
+            _params(ls.ProfileParams, agent=agent, cwd=cwd, budget_fraction=budget_fraction),
+            result_type=ls.ProfileApplyResult,
+            timeout=timeout,
+            on_progress=on_progress,
+        )
+        return result
+
+    def profile_reset(
+        self,
+        *,
+        agent: str | None = None,
+        cwd: str | None = None,
+        budget_fraction: float | None = None,
+        timeout: float | UnsetType | None = UNSET,
+        on_progress: ProgressCallback | None = None,
+    ) -> ls.ProfileResetResult:
+        """``skills.profile.reset``: Remove exactly the keys `skills.profile.apply` wrote for this
+        project; a key changed since is left and named.
+
+        Application errors (`RpcError.kind`): ``invalid_config``, ``state_write_failed``.
+        """
+        result: ls.ProfileResetResult = self.request(
+            "skills.profile.reset",
+            _params(ls.ProfileParams, agent=agent, cwd=cwd, budget_fraction=budget_fraction),
+            result_type=ls.ProfileResetResult,
             timeout=timeout,
             on_progress=on_progress,
         )

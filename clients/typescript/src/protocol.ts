@@ -31,6 +31,33 @@ export interface AgentNotFoundData {
   suggestions?: string[];
 }
 
+/**
+ * One agent's plan: the file `apply` writes, the setting per skill it writes there
+ * (`changes`: name -> the agent's own value), and how many skills on disk keep their
+ * description before and after. `supported` is false when the agent has no per-skill
+ * switch skillsd can write (then only `why`).
+ */
+export interface AgentProfile {
+  agent: string;
+  /** @default 0 */
+  budgetChars?: number;
+  /** @default null */
+  changes?: { [key: string]: string } | null;
+  /** @default null */
+  choices?: ProfileChoice[] | null;
+  /** @default 0 */
+  fullAfter?: number;
+  /** @default 0 */
+  fullBefore?: number;
+  /** @default 0 */
+  shown?: number;
+  supported: boolean;
+  /** @default null */
+  target?: string | null;
+  /** @default null */
+  why?: string | null;
+}
+
 export interface AgentsGetParams {
   /** @default null */
   _meta?: Meta | null;
@@ -575,6 +602,62 @@ export interface ListResult {
   trusted?: boolean | null;
 }
 
+/**
+ * One skill of an agent's listing: how its model is shown it, the characters its line
+ * takes (0 when absent) and why. `id` is absent for the agent's own bundled skills; `cut`:
+ * shown with the start of its description only (Codex shortens descriptions).
+ */
+export interface ListingEntry {
+  /** @default false */
+  bundled?: boolean;
+  chars: number;
+  /** @default false */
+  cut?: boolean;
+  /** @default null */
+  id?: string | null;
+  name: string;
+  shown: "full" | "name-only" | "off" | "user-only";
+  why: string;
+}
+
+/**
+ * `agent`: whose listing (`claude-code`, `codex`); `contextWindow`: the model's
+ * context window in tokens, when not the agent's default.
+ */
+export interface ListingParams {
+  /** @default null */
+  _meta?: Meta | null;
+  agent: string;
+  /** @default null */
+  contextWindow?: number | null;
+  /** @default null */
+  cwd?: string | null;
+  /** @default null */
+  sessionId?: string | null;
+}
+
+/**
+ * The agent's budget and the characters its listing uses; `text`: the lines of the
+ * skills on disk byte for byte as the agent sends them (its bundled skills' lines, whose
+ * text ships inside the agent, are counted in `usedChars` and listed in `entries`, but
+ * left out of `text`). `full` of `shown` skills on disk keep their description.
+ * `modelled` is false for an agent whose listing is not modelled (then only `why`).
+ */
+export interface ListingResult {
+  agent: string;
+  budgetChars: number;
+  entries: ListingEntry[];
+  full: number;
+  modelled: boolean;
+  /** @default null */
+  problems?: string[] | null;
+  shown: number;
+  text: string;
+  usedChars: number;
+  /** @default null */
+  why?: string | null;
+}
+
 export interface LoadParams {
   /** @default null */
   _meta?: Meta | null;
@@ -763,6 +846,76 @@ export interface PluginInfo {
   name: string;
   /** @default null */
   version?: string | null;
+}
+
+/** What `apply` wrote into `path` for `agent` (name -> value), and what it left. */
+export interface ProfileApplied {
+  agent: string;
+  left: ProfileLeft[];
+  path: string;
+  written: { [key: string]: string };
+}
+
+/** Each agent's file `apply` wrote; the plan it applied. */
+export interface ProfileApplyResult {
+  applied: ProfileApplied[];
+  profiles: AgentProfile[];
+}
+
+/** What the profile shows the model of one skill, and why (relevance, pin, use). */
+export interface ProfileChoice {
+  /** @default null */
+  id?: string | null;
+  name: string;
+  /** @default false */
+  pinned?: boolean;
+  /** @default null */
+  score?: number | null;
+  shown: "full" | "name-only" | "off" | "user-only";
+  why: string;
+}
+
+/** A key `apply` or `reset` did not touch, and why (the user set or changed it). */
+export interface ProfileLeft {
+  name: string;
+  why: string;
+}
+
+/**
+ * `agent`: one agent (default: every agent skillsd writes profiles for: Claude Code);
+ * `budgetFraction`: plan for this share of the context window instead of the agent's
+ * current setting (`reset` ignores it).
+ */
+export interface ProfileParams {
+  /** @default null */
+  _meta?: Meta | null;
+  /** @default null */
+  agent?: string | null;
+  /** @default null */
+  budgetFraction?: number | null;
+  /** @default null */
+  cwd?: string | null;
+}
+
+/** Every planned agent's profile. */
+export interface ProfilePlanResult {
+  profiles: AgentProfile[];
+}
+
+/**
+ * The keys `reset` removed from `path`, and the ones it left (changed by the user
+ * since skillsd wrote them).
+ */
+export interface ProfileReset {
+  agent: string;
+  left: ProfileLeft[];
+  path: string;
+  removed: string[];
+}
+
+/** Every file a profile had written, as `reset` left it. */
+export interface ProfileResetResult {
+  reset: ProfileReset[];
 }
 
 export interface ProgressParams {
@@ -1521,6 +1674,12 @@ export interface Methods {
    */
   "skills.list": { params: ListParams; result: ListResult };
   /**
+   * What an agent puts in front of its model here: its skill listing under its own budget, settings and precedence, entry by entry, with the listing's text (docs/agents.md).
+   *
+   * Error kinds: session_not_found, invalid_config.
+   */
+  "skills.listing": { params: ListingParams; result: ListingResult };
+  /**
    * Load a skill for the model (permission-checked; a repeat load returns a reminder).
    *
    * Error kinds: skill_not_found, ambiguous_skill, invalid_skill, permission_denied, permission_required, too_large, resource_not_found, session_not_found, invalid_config.
@@ -1532,6 +1691,24 @@ export interface Methods {
    * Error kinds: session_not_found, invalid_config.
    */
   "skills.mentions": { params: MentionsParams; result: MentionsResult };
+  /**
+   * Write the plan into each agent's own per-project setting (Claude Code: `skillOverrides` in `.claude/settings.local.json`), recording what was written; a user's key is kept.
+   *
+   * Error kinds: invalid_config, state_write_failed.
+   */
+  "skills.profile.apply": { params: ProfileParams; result: ProfileApplyResult };
+  /**
+   * Propose, per agent, which skills to show its model in full, by name only or not at all in this project, so the relevant and pinned ones keep their descriptions.
+   *
+   * Error kinds: invalid_config.
+   */
+  "skills.profile.plan": { params: ProfileParams; result: ProfilePlanResult };
+  /**
+   * Remove exactly the keys `skills.profile.apply` wrote for this project; a key changed since is left and named.
+   *
+   * Error kinds: invalid_config, state_write_failed.
+   */
+  "skills.profile.reset": { params: ProfileParams; result: ProfileResetResult };
   /**
    * Render the catalog (or a session's loaded skills) for a system prompt, within budget.
    *
@@ -1644,8 +1821,12 @@ export const METHOD_NAMES = [
   "skills.installed",
   "skills.invoke",
   "skills.list",
+  "skills.listing",
   "skills.load",
   "skills.mentions",
+  "skills.profile.apply",
+  "skills.profile.plan",
+  "skills.profile.reset",
   "skills.prompt",
   "skills.readFile",
   "skills.remove",
