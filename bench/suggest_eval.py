@@ -1,14 +1,30 @@
-"""How well ``skills.suggest`` finds the skill a request needs, on bench/suggest_set.json (155
-requests written from the meaning of the 30 corpus skills: direct, paraphrased, indirect,
-ambiguous, and unrelated ones no skill covers).
+"""How well ``skills.suggest`` finds the skill a request needs, on sets of requests over the
+corpus skills (``../shared/corpora``).
 
-    python bench/suggest_eval.py [--threshold T] [--sweep] [--json]
+    python bench/suggest_eval.py [--set PATH]... [--threshold T] [--candidate-threshold C]
+                                 [--sweep] [--stages lexical,semantic] [--json]
 
-Prints top-1 and top-3 on the requests a skill covers (per kind), activation precision and
-recall, the false-activation rate on unrelated requests, and p50/p95 latency per request on the
-corpus and on a 1 000-skill catalog (the corpus plus generated skills). ``--sweep`` prints the
-same at several thresholds (how the default of ``suggest.threshold`` was chosen). The baseline
-in the same run is ``skills.search``'s ranking (lexical BM25F) for top-1 and top-3.
+Sets (each a JSON list of ``{query, expect (a skill name, ``a|b``, or null), kind, also?}``):
+by default every one present of ``bench/suggest_set.json`` (written from the skills' meaning),
+``bench/suggest_tune.json`` (the tuning set, written independently of the skills' wording) and
+``bench/suggest_heldout.json`` (the held-out set, never tuned on); ``--set`` replaces them.
+
+Per set and per kind of request it prints:
+- top-1 and recall@3 on requests a skill covers (for ``ambiguous`` requests any of the
+  ``also`` names counts);
+- activated: an expected skill among the top three with ``activate: true``;
+- act|cand: activated, or offered as a candidate;
+- wrong act.: a skill activated that the request does not expect;
+- on unrelated requests, false activation and false candidates (any skill activated, any
+  offered);
+- p50/p95 latency per request on a 1 000-skill catalog (the corpus plus generated skills,
+  ``bench/gen_corpus.py``).
+
+It also checks calibration: each request's activations of corpus skills over the corpus alone
+and over the corpus plus 1 000 generated skills. A corpus skill's score never depends on the
+other skills, so none should change by score; one may be held back when an added skill fits the
+request better (the generated skills are made of developer words and some do).
+``--sweep`` prints activation numbers at several thresholds.
 """
 
 from __future__ import annotations
@@ -19,22 +35,38 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from gen_corpus import generate  # noqa: E402
 
 from skillsd.core.catalog_build import build_catalog  # noqa: E402
 from skillsd.core.config import Config, DiscoveryConfig, RootsConfig  # noqa: E402
 from skillsd.core.discovery import compute_roots  # noqa: E402
-from skillsd.core.search import SearchIndex  # noqa: E402
-from skillsd.core.suggest import DEFAULT_THRESHOLD, SuggestIndex  # noqa: E402
+from skillsd.core.skill_evidence import EvidenceCache  # noqa: E402
+from skillsd.core.suggest import (  # noqa: E402
+    CANDIDATE_THRESHOLD,
+    DEFAULT_THRESHOLD,
+    SuggestIndex,
+    round_score,
+    verdicts,
+)
 
 CORPORA = ROOT.parent / "shared" / "corpora"
-SET = Path(__file__).with_name("suggest_set.json")
+BENCH = Path(__file__).resolve().parent
+DEFAULT_SETS = ("suggest_set.json", "suggest_tune.json", "suggest_heldout.json")
+KINDS = ("direct", "paraphrase", "indirect", "ambiguous")
+LIMIT = 3
+
+Similarity = Callable[[str], Sequence[float]]
 
 
-def catalog_of(*roots: Path):  # type: ignore[no-untyped-def]
+def catalog_of(*roots: Path) -> Any:
     config = Config(
         discovery=DiscoveryConfig(auto=False), roots=RootsConfig(extra=tuple(map(str, roots)))
     )
@@ -42,86 +74,114 @@ def catalog_of(*roots: Path):  # type: ignore[no-untyped-def]
     return build_catalog(plan, config)
 
 
-def _filler(folder: Path, count: int) -> None:
-    words = "alpha beta gamma delta ledger invoice sensor payroll atlas orbit kernel shard"
-    vocab = words.split()
-    for i in range(count):
-        name = f"filler-{i:04d}"
-        skill = folder / name
-        skill.mkdir(parents=True)
-        topic = " ".join(vocab[(i + k) % len(vocab)] for k in range(3))
-        (skill / "SKILL.md").write_text(
-            f"---\nname: {name}\ndescription: Handles {topic} records for team {i}.\n---\nBody.\n"
-        )
+def index_of(catalog: Any, cache: EvidenceCache) -> SuggestIndex:
+    skills = [s for s in catalog.skills if s.enabled and s.invocation.model]
+    return SuggestIndex(skills, cache.all(skills))
 
 
-def evaluate(index: SuggestIndex, rows: list[dict], threshold: float, semantic=None) -> dict:  # type: ignore[no-untyped-def,type-arg]
-    covered = [r for r in rows if r["expect"]]
-    top1 = top3 = 0
-    by_kind: dict[str, list[int]] = {}
-    true_act = false_act = missed_act = unrelated_act = 0
-    unrelated = [r for r in rows if not r["expect"]]
+def wanted(row: dict[str, Any]) -> set[str]:
+    """The skills a row accepts: ``expect`` (``a|b`` for several), plus ``also`` for an
+    ambiguous request."""
+    names = set((row.get("expect") or "").split("|")) - {""}
+    if row.get("kind") == "ambiguous":
+        names |= set(row.get("also") or ())
+    return names
+
+
+def answer(
+    index: SuggestIndex,
+    query: str,
+    threshold: float,
+    candidate: float,
+    semantic: Similarity | None,
+) -> list[tuple[str, bool, bool]]:
+    """The top suggestions as ``skills.suggest`` gives them: (name, activate, candidate)."""
+    similarity = semantic(query) if semantic is not None else None
+    ranked = index.rank(query, similarity=similarity, limit=LIMIT)
+    marks = verdicts([s.score for s in ranked], threshold, candidate)
+    return [(s.skill.name, v.activate, v.candidate) for s, v in zip(ranked, marks, strict=True)]
+
+
+def evaluate(
+    index: SuggestIndex,
+    rows: list[dict[str, Any]],
+    threshold: float,
+    candidate: float,
+    semantic: Similarity | None = None,
+) -> dict[str, Any]:
+    groups: dict[str, dict[str, float]] = {}
+
+    def bump(kind: str, key: str, value: float = 1.0) -> None:
+        for name in {kind, "all positive" if kind != "unrelated" else "unrelated"}:
+            groups.setdefault(name, {}).setdefault(key, 0.0)
+            groups[name][key] += value
+
+    misses = []
     for row in rows:
-        similarity = semantic(row["query"]) if semantic is not None else None
-        ranked = index.rank(row["query"], similarity=similarity)
-        names = [s.skill.name for s in ranked[:3]]
-        active = [s.skill.name for s in ranked if s.score >= threshold]
-        wanted = set((row["expect"] or "").split("|")) - {""}
-        if wanted:
-            hit1 = bool(names[:1]) and names[0] in wanted
-            hit3 = bool(wanted & set(names))
-            top1 += hit1
-            top3 += hit3
-            kind = by_kind.setdefault(row["kind"], [0, 0, 0])
-            kind[0] += hit1
-            kind[1] += hit3
-            kind[2] += 1
-            if active and active[0] in wanted:
-                true_act += 1
-            elif active:
-                false_act += 1
-            else:
-                missed_act += 1
-        elif active:
-            unrelated_act += 1
-    activated = true_act + false_act + unrelated_act
-    return {
-        "threshold": threshold,
-        "top1": top1 / len(covered),
-        "top3": top3 / len(covered),
-        "by_kind": {k: (v[0] / v[2], v[1] / v[2], v[2]) for k, v in by_kind.items()},
-        "activation_precision": true_act / activated if activated else 1.0,
-        "activation_recall": true_act / len(covered),
-        "false_activation_unrelated": unrelated_act / len(unrelated),
+        got = answer(index, row["query"], threshold, candidate, semantic)
+        names = [name for name, _, _ in got]
+        want = wanted(row)
+        kind = row.get("kind") or ("unrelated" if not want else "direct")
+        bump(kind, "n")
+        if not want:
+            bump(kind, "false_activation", any(a for _, a, _ in got))
+            bump(kind, "false_candidates", any(c for _, _, c in got))
+            continue
+        bump(kind, "top1", bool(names) and names[0] in want)
+        bump(kind, "recall3", bool(want & set(names)))
+        bump(kind, "activated", any(a and n in want for n, a, _ in got))
+        bump(kind, "act_or_cand", any((a or c) and n in want for n, a, c in got))
+        bump(kind, "wrong_activation", any(a and n not in want for n, a, _ in got))
+        if not names or names[0] not in want:
+            misses.append((row["query"], sorted(want), names))
+    table = {
+        kind: {k: (v / g["n"] if k != "n" else int(v)) for k, v in g.items()}
+        for kind, g in groups.items()
     }
+    return {"kinds": table, "misses": misses}
 
 
-def search_baseline(catalog, rows: list[dict]) -> tuple[float, float]:  # type: ignore[no-untyped-def,type-arg]
-    index = SearchIndex(catalog.skills)
-    covered = [r for r in rows if r["expect"]]
-    top1 = top3 = 0
-    for row in covered:
-        wanted = set(row["expect"].split("|"))
-        hits = index.search(row["query"], limit=3, default_limit=3, max_limit=3).results
-        names = [h.skill.name for h in hits]
-        top1 += bool(names) and names[0] in wanted
-        top3 += bool(wanted & set(names))
-    return top1 / len(covered), top3 / len(covered)
+def flips(
+    small: SuggestIndex, big: SuggestIndex, rows: list[dict[str, Any]], threshold: float
+) -> tuple[int, int]:
+    """Requests for which a corpus skill's activation differs between the two catalogs: by its
+    own score (a calibration failure), and because an added skill that fits the request better
+    (by more than ``NEAR_BEST``) holds it back."""
+
+    def active(index: SuggestIndex, query: str) -> tuple[set[str], set[str]]:
+        ranked = index.rank(query)
+        marks = verdicts([s.score for s in ranked], threshold, 1.0)
+        on = {s.skill.path for s, v in zip(ranked, marks, strict=True) if v.activate}
+        over = {s.skill.path for s in ranked if round_score(s.score) >= round_score(threshold)}
+        return on, over
+
+    corpus = {s.path for s in small.skills}
+    by_score = held_back = 0
+    for row in rows:
+        (on_small, over_small), (on_big, over_big) = (
+            active(small, row["query"]),
+            active(big, row["query"]),
+        )
+        by_score += over_small != over_big & corpus
+        held_back += on_small != on_big & corpus
+    return by_score, held_back
 
 
-def latency(index: SuggestIndex, rows: list[dict], semantic=None) -> tuple[float, float]:  # type: ignore[no-untyped-def,type-arg]
+def latency(
+    index: SuggestIndex, rows: list[dict[str, Any]], semantic: Similarity | None = None
+) -> tuple[float, float]:
     times = []
     for _ in range(3):
         for row in rows:
             start = time.perf_counter()
             similarity = semantic(row["query"]) if semantic is not None else None
-            index.rank(row["query"], similarity=similarity)
+            index.rank(row["query"], similarity=similarity, limit=LIMIT)
             times.append((time.perf_counter() - start) * 1000)
     times.sort()
     return statistics.median(times), times[int(len(times) * 0.95)]
 
 
-def _semantic_for(skills):  # type: ignore[no-untyped-def]
+def semantic_for(skills: Sequence[Any]) -> Similarity | None:
     """The semantic stage over ``skills`` (None without the extra ``skillsd[semantic]``)."""
     from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
 
@@ -130,65 +190,110 @@ def _semantic_for(skills):  # type: ignore[no-untyped-def]
     return SemanticIndex(SemanticModel(tempfile.mkdtemp(prefix="skillsd-emb-")), skills)
 
 
+_COLUMNS = (
+    ("top1", "top-1"),
+    ("recall3", "rec@3"),
+    ("activated", "activ."),
+    ("act_or_cand", "act|cand"),
+    ("wrong_activation", "wrong act."),
+    ("false_activation", "false act."),
+    ("false_candidates", "false cand."),
+)
+
+
+def print_table(title: str, result: dict[str, Any]) -> None:
+    print(f"\n{title}")
+    print(f"{'':22}{'n':>4}" + "".join(f"{label:>12}" for _, label in _COLUMNS))
+    kinds = result["kinds"]
+    order = [k for k in (*KINDS, "all positive", "unrelated") if k in kinds]
+    order += sorted(set(kinds) - set(order))
+    for kind in order:
+        row = kinds[kind]
+        cells = "".join(f"{row[key]:12.2f}" if key in row else f"{'-':>12}" for key, _ in _COLUMNS)
+        print(f"{kind:22}{row['n']:4d}{cells}")
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--set", action="append", dest="sets", metavar="PATH")
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
+    parser.add_argument("--candidate-threshold", type=float, default=CANDIDATE_THRESHOLD)
+    parser.add_argument("--stages", default="lexical,semantic")
     parser.add_argument("--sweep", action="store_true")
+    parser.add_argument("--misses", action="store_true", help="print the wrong top-1s")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    rows = json.loads(SET.read_text())
+    paths = [Path(p) for p in args.sets] if args.sets else [BENCH / n for n in DEFAULT_SETS]
+    sets = {p.name: json.loads(p.read_text()) for p in paths if args.sets or p.exists()}
+    cache = EvidenceCache()
     catalog = catalog_of(CORPORA)
-    index = SuggestIndex(catalog.skills)
-    base1, base3 = search_baseline(catalog, rows)
-    stages = {"lexical": None, "lexical+semantic": _semantic_for(catalog.skills)}
-    report: dict[str, object] = {
-        "requests": len(rows),
-        "skills": len(catalog.skills),
-        "search_baseline": {"top1": base1, "top3": base3},
+    index = index_of(catalog, cache)
+    stages = args.stages.split(",")
+    report: dict[str, Any] = {
+        "skills": len(index),
+        "threshold": args.threshold,
+        "candidate_threshold": args.candidate_threshold,
     }
     with tempfile.TemporaryDirectory() as tmp:
-        _filler(Path(tmp), 1000 - len(catalog.skills))
-        big_catalog = catalog_of(CORPORA, Path(tmp))
-        big = SuggestIndex(big_catalog.skills)
-        for name, semantic in stages.items():
-            if name != "lexical" and semantic is None:
-                continue
-            result = evaluate(index, rows, args.threshold, semantic)
-            big_semantic = _semantic_for(big_catalog.skills) if semantic is not None else None
-            p50, p95 = latency(big, rows, big_semantic)
-            result["n1000_latency_ms"] = {"p50": p50, "p95": p95}
-            if args.sweep:
-                result["sweep"] = {
-                    t: evaluate(index, rows, t, semantic)
-                    for t in (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
-                }
-            report[name] = result
+        generate(Path(tmp) / "generated", 1000 - len(index), seed=7)
+        big_catalog = catalog_of(CORPORA, Path(tmp) / "generated")
+        big = index_of(big_catalog, cache)
+        report["big_skills"] = len(big)
+        for stage in stages:
+            semantic = big_semantic = None
+            if stage == "semantic":
+                semantic = semantic_for(
+                    [s for s in catalog.skills if s.enabled and s.invocation.model]
+                )
+                if semantic is None:
+                    print("semantic stage not installed: pip install '.[semantic]'")
+                    continue
+                big_semantic = semantic_for(
+                    [s for s in big_catalog.skills if s.enabled and s.invocation.model]
+                )
+            for name, rows in sets.items():
+                result = evaluate(index, rows, args.threshold, args.candidate_threshold, semantic)
+                p50, p95 = latency(big, rows, big_semantic)
+                result["latency_ms_1000"] = {"p50": p50, "p95": p95}
+                if stage == "lexical":
+                    by_score, held_back = flips(index, big, rows, args.threshold)
+                    result["flips_with_1000_more"] = {"score": by_score, "held_back": held_back}
+                if args.sweep:
+                    result["sweep"] = {
+                        t: evaluate(index, rows, t, args.candidate_threshold, semantic)["kinds"]
+                        for t in (0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
+                    }
+                report[f"{stage} / {name}"] = result
     if args.json:
         print(json.dumps(report, indent=1, default=str))
         return 0
-    print(f"{len(rows)} requests, {len(catalog.skills)} corpus skills, threshold {args.threshold}")
     print(
-        f"{'':26}{'top-1':>7}{'top-3':>7}{'act.prec':>9}{'act.rec':>8}{'unrel.act':>10}"
-        f"{'p50 ms@1k':>10}"
+        f"{report['skills']} corpus skills; threshold {args.threshold:.2f}, candidates from "
+        f"{args.candidate_threshold:.2f}; latency on {report['big_skills']} skills"
     )
-    print(f"{'skills.search (baseline)':26}{base1:7.2f}{base3:7.2f}")
-    for name in stages:
-        r = report.get(name)
-        if not isinstance(r, dict):
-            print(f"{name:26}  (not installed: pip install '.[semantic]')")
+    for key, result in report.items():
+        if not isinstance(result, dict) or "kinds" not in result:
             continue
-        print(
-            f"{name:26}{r['top1']:7.2f}{r['top3']:7.2f}{r['activation_precision']:9.2f}"
-            f"{r['activation_recall']:8.2f}{r['false_activation_unrelated']:10.2f}"
-            f"{r['n1000_latency_ms']['p50']:10.2f}"
+        lat = result["latency_ms_1000"]
+        flipped = result.get("flips_with_1000_more")
+        extra = (
+            f"; with 1 000 more skills, requests whose corpus activations changed: by score "
+            f"{flipped['score']}, held back by a better-fitting added skill {flipped['held_back']}"
+            if flipped
+            else ""
         )
-        for kind, (t1, t3, n) in sorted(r["by_kind"].items()):
-            print(f"{'  ' + kind + f' ({n})':26}{t1:7.2f}{t3:7.2f}")
-        for t, swept in (r.get("sweep") or {}).items():
+        print_table(f"{key}: p50 {lat['p50']:.2f} ms, p95 {lat['p95']:.2f} ms{extra}", result)
+        for t, kinds in (result.get("sweep") or {}).items():
+            pos, unrel = kinds.get("all positive", {}), kinds.get("unrelated", {})
             print(
-                f"{'  threshold ' + str(t):26}{'':14}{swept['activation_precision']:9.2f}"
-                f"{swept['activation_recall']:8.2f}{swept['false_activation_unrelated']:10.2f}"
+                f"  threshold {t:.2f}: activated {pos.get('activated', 0):.2f}, act|cand "
+                f"{pos.get('act_or_cand', 0):.2f}, wrong act. {pos.get('wrong_activation', 0):.2f},"
+                f" false act. {unrel.get('false_activation', 0):.2f}, false cand. "
+                f"{unrel.get('false_candidates', 0):.2f}"
             )
+        if args.misses:
+            for query, want, names in result["misses"]:
+                print(f"  miss: {query!r} want {want} got {names}")
     return 0
 
 

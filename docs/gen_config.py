@@ -84,13 +84,20 @@ KEYS: dict[str, tuple[str, str]] = {
     ),
     "suggest.threshold": (
         "The score (0 to 1) a suggestion needs to activate (`skills.suggest`, `skillsd hook`): "
-        "lower activates more skills, and more wrongly (docs/hooks.md).",
+        "lower activates more skills, and more wrongly (docs/hooks.md). Compared, like the "
+        "scores, at two decimals.",
         "0.5",
     ),
     "profiles.pinned": (
         "Skill names a profile always shows its agents' models in full (`skillsd profile`, "
         "docs/agents.md). A project file's list replaces the user's.",
         '["deploy", "db-migrations"]',
+    ),
+    "suggest.candidateThreshold": (
+        "When no suggestion activates, up to three scoring at least this are offered as "
+        "candidates (the hook asks the model to check them); above `suggest.threshold`, none "
+        "is (docs/hooks.md).",
+        "0.35",
     ),
     "permissions.finalDeny": (
         "Rules nothing overrides, not even a remembered answer.",

@@ -67,7 +67,7 @@ from skillsd.core.skillfile import (
     written_frontmatter,
 )
 from skillsd.core.state import StateStore
-from skillsd.core.suggest import Scored, SuggestIndex
+from skillsd.core.suggest import Scored, SuggestIndex, verdicts
 from skillsd.core.trust import TrustState, resolve_trust
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.errors import (
@@ -400,22 +400,29 @@ def suggest(
         paths_match_reason(params.active_files, catalog.root) if params.active_files else None
     )
     ranked = index.rank(
-        params.prompt, usable=usable, paths_match=paths_match, similarity=similarity
+        params.prompt,
+        usable=usable,
+        paths_match=paths_match,
+        similarity=similarity,
+        explain=params.limit,
+        limit=params.limit,
     )
-    suggestions = []
-    for scored in ranked[: params.limit]:
-        skill = catalog.get(scored.skill.id) or scored.skill
-        was_loaded = skill.path in loaded
-        suggestions.append(
-            Suggestion(
-                skill=skill,
-                score=scored.score,
-                activate=scored.score >= threshold and not was_loaded,
-                loaded=was_loaded,
-                reasons=_suggest_reasons(scored),
-            )
+    skills = [catalog.get(scored.skill.id) or scored.skill for scored in ranked]
+    held = [skill.path in loaded for skill in skills]
+    near = view.config.suggest.candidate_threshold
+    marks = verdicts([scored.score for scored in ranked], threshold, near, held=held)
+    suggestions = [
+        Suggestion(
+            skill=skill,
+            score=mark.score,
+            activate=mark.activate,
+            candidate=mark.candidate,
+            loaded=was_loaded,
+            reasons=_suggest_reasons(scored),
         )
-    return SuggestResult(suggestions=suggestions, threshold=threshold)
+        for scored, skill, was_loaded, mark in zip(ranked, skills, held, marks, strict=True)
+    ]
+    return SuggestResult(suggestions=suggestions, threshold=threshold, candidate_threshold=near)
 
 
 def _suggest_reasons(scored: Scored) -> list[str]:

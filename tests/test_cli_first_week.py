@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from skillsd.cli.agents_matrix import agents_present
-from skillsd.cli.catalog import score_digits
+from skillsd.cli.catalog import format_score
 from skillsd.core.agent_folders import AGENTS
+from skillsd.core.suggest import verdicts
 from tests.support.env import daemon_env
 from tests.support.skill_tree import make_project, write_skill
 
@@ -239,27 +240,33 @@ def test_all_and_wide_need_agents(tree: dict[str, Path]) -> None:
 # -- suggest ------------------------------------------------------------------------------------
 
 
-def test_score_digits_never_show_a_missed_threshold_as_met() -> None:
-    assert score_digits([0.52, 0.4], 0.4) == 2
-    assert score_digits([], 0.4) == 2
-    assert score_digits([0.52, 0.3996], 0.4) == 4  # 0.400 still reads as 0.400
-    digits = score_digits([0.4 - 1e-12], 0.4)
-    assert f"{0.4 - 1e-12:.{digits}f}" != f"{0.4:.{digits}f}"
+def test_a_score_shown_equal_to_the_threshold_activates() -> None:
+    """Scores and thresholds are compared at the decimals they are shown with, so a printout
+    never shows a score equal to the threshold beside a skill that did not activate."""
+    assert format_score(0.3996) == format_score(0.4) == "0.40"
+    (mark,) = verdicts([0.3996], 0.4, 0.3)
+    assert mark.activate and mark.score == 0.4
+    (below,) = verdicts([0.394], 0.4, 0.3)
+    assert not below.activate and below.candidate and format_score(below.score) == "0.39"
+    (odd,) = verdicts([0.4], 0.4049, 0.3)  # a threshold of 0.4049 is used, and shown, as 0.40
+    assert odd.activate and format_score(0.4049) == "0.40"
 
 
 @pytest.mark.process
-def test_suggest_below_threshold_does_not_print_the_threshold(tree: dict[str, Path]) -> None:
+def test_suggest_prints_scores_and_threshold_as_it_decides(tree: dict[str, Path]) -> None:
     prompt = "draft release notes from the merged PRs"
     found = json.loads(run(tree, "suggest", prompt, "--json").stdout)["suggestions"]
     n, score = next((n, s["score"]) for n, s in enumerate(found) if s["score"] < 0.99)
-    threshold = score + 1e-6  # just above: both round the same at two decimals
-    assert f"{score:.2f}" == f"{threshold:.2f}"
-    (tree["tmp"] / "config.toml").write_text(f"[suggest]\nthreshold = {threshold!r}\n")
+    assert score == round(score, 2)  # scores are given at two decimals
+    # A threshold a hair above the score is the same at two decimals: the skill activates.
+    (tree["tmp"] / "config.toml").write_text(f"[suggest]\nthreshold = {score + 1e-6!r}\n")
     out = run(tree, "suggest", prompt)
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if not line.startswith(" ")]
-    assert "(below threshold)" in lines[n]
-    shown_score = lines[n].split()[2]
-    shown_threshold = lines[-1].split()[1]
-    assert lines[-1].startswith("threshold ") and len(shown_score) == len(shown_threshold)
-    assert float(shown_score) < float(shown_threshold)
+    assert "(activates)" in lines[n]
+    assert lines[n].split()[2] == lines[-1].split()[1] == f"{score:.2f}"
+    # One hundredth above: below the threshold, and printed so.
+    (tree["tmp"] / "config.toml").write_text(f"[suggest]\nthreshold = {score + 0.01!r}\n")
+    lines = [line for line in run(tree, "suggest", prompt).stdout.splitlines() if line[:1] != " "]
+    assert "(activates)" not in lines[n]
+    assert float(lines[n].split()[2]) < float(lines[-1].split()[1])

@@ -43,7 +43,12 @@ def suggestion(name: str, description: str, scope: str = "repo") -> Suggestion:
         diagnostics=[],
     )
     return Suggestion(
-        skill=skill, score=0.9, activate=True, loaded=False, reasons=["description: draft"]
+        skill=skill,
+        score=0.9,
+        activate=True,
+        loaded=False,
+        candidate=False,
+        reasons=["description: draft"],
     )
 
 

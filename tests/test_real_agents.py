@@ -12,14 +12,12 @@ otherwise. Each agent's own bundled skills are left out of the comparison.
 
 from __future__ import annotations
 
-import http.server
 import json
-import os
 import subprocess
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +26,10 @@ import pytest
 from skillsd.core.catalog_build import build_catalog
 from skillsd.core.discovery import compute_roots
 from tests.support.env import agent_host_env
+from tests.support.model_capture import BIN, Capture, CaptureServer, strings_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.process]
 
-BIN = os.environ.get("SKILLSD_AGENTS_BIN", "")
 
 #: (folder relative to the project or the home, skill name): one skill per agent's folder, and
 #: one name in two places with different files.
@@ -187,83 +185,13 @@ def test_skillsd_sees_what_the_agent_sees(agent: str, fixture: dict[str, Path]) 
     assert ours == theirs
 
 
-#: A minimal streamed answer of the messages API: one text block, then the end of the turn.
-_STREAM: list[dict[str, Any]] = [
-    {
-        "type": "message_start",
-        "message": {
-            "id": "msg_capture",
-            "type": "message",
-            "role": "assistant",
-            "model": "capture",
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        },
-    },
-    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
-    {"type": "content_block_stop", "index": 0},
-    {
-        "type": "message_delta",
-        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-        "usage": {"output_tokens": 1},
-    },
-    {"type": "message_stop"},
-]
-
-
-class _Capture(http.server.BaseHTTPRequestHandler):
-    """Keeps each request body on the server's ``bodies`` and answers like the messages API."""
-
-    protocol_version = "HTTP/1.1"
-    server: _CaptureServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        request = json.loads(raw or b"{}")
-        self.server.bodies.append(request)
-        if request.get("stream"):
-            kind = "text/event-stream"
-            body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _STREAM)
-        else:
-            kind = "application/json"
-            text = [{"type": "text", "text": "ok"}]
-            body = json.dumps({**_STREAM[0]["message"], "content": text, "stop_reason": "end_turn"})
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-class _CaptureServer(http.server.ThreadingHTTPServer):
-    bodies: list[Any]
-
-
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
 #: What precedes the skills listing in the request Claude Code sends its model.
 LISTING = "The following skills are available for use with the Skill tool:\n\n"
 
 
 def _claude_shows(fixture: dict[str, Path]) -> list[tuple[str, str]]:
     """(name, description) of each entry of the skills listing Claude Code sends its model."""
-    server = _CaptureServer(("127.0.0.1", 0), _Capture)
+    server = CaptureServer(("127.0.0.1", 0), Capture)
     server.bodies = []
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -274,7 +202,7 @@ def _claude_shows(fixture: dict[str, Path]) -> list[tuple[str, str]]:
     finally:
         server.shutdown()
         server.server_close()
-    for text in (t for body in server.bodies for t in _strings(body)):
+    for text in (t for body in server.bodies for t in strings_in(body)):
         if LISTING in text:
             block = text.split(LISTING, 1)[1].split("\n\n", 1)[0]
             entries = (line[2:].split(": ", 1) for line in block.splitlines())

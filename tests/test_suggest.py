@@ -25,7 +25,8 @@ def test_suggest_ranks_activates_and_says_why(client: Client, tree: dict[str, Pa
     assert first["skill"]["name"] == "pdf-forms" and first["activate"] is True
     assert 0.4 <= first["score"] <= 1 and first["loaded"] is False
     assert any(r.startswith("description: fill") for r in first["reasons"])
-    assert result["threshold"] == 0.4
+    assert result["threshold"] == 0.5 and result["candidateThreshold"] == 0.36
+    assert first["candidate"] is False  # a skill activates: no candidates
     # A request no skill covers activates nothing.
     unrelated = client.ok("skills.suggest", prompt="what is the capital of Australia")
     assert not any(s["activate"] for s in unrelated["suggestions"])
@@ -59,7 +60,10 @@ def test_the_cli_prints_score_activation_and_reasons(tree: dict[str, Path]) -> N
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("1. release-notes  ")
     assert "(activates)" in out.stdout.splitlines()[0]
-    assert out.stdout.rstrip().endswith("threshold 0.40 (config suggest.threshold)")
+    assert out.stdout.rstrip().endswith(
+        "threshold 0.50 (config suggest.threshold); candidates from 0.36"
+        " (suggest.candidateThreshold)"
+    )
 
 
 @pytest.mark.process
@@ -95,7 +99,10 @@ def test_eval_reports_precision_recall_and_the_rival_that_won(tmp_path: Path) ->
         text=True,
     )
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert "release-notes: precision 1.00, recall 1.00 over 5 queries: ok" in ok.stdout
+    assert (
+        "release-notes: precision 1.00, recall 1.00 (with candidates 1.00) over 5 queries: ok"
+        in ok.stdout
+    )
     # A skill whose cases ask for what a rival covers better fails, naming the rival.
     project = tmp_path / "p"
     (project / ".git").mkdir(parents=True)

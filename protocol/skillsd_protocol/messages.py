@@ -204,14 +204,17 @@ class SuggestParams(Params, kw_only=True):
 
 
 class Suggestion(Wire, kw_only=True):
-    """One skill that fits the request: ``score`` in 0..1 (the share of the request's
-    informative words the skill covers, weighted by rarity), ``activate`` when it passes the
-    threshold, and ``reasons`` such as ``description: deploy, vercel``."""
+    """One skill that fits the request: ``score`` in 0..1 at two decimals (the share of the
+    request's informative words the skill's own words hold; the same at any catalog size),
+    ``activate`` when it reaches the threshold, ``candidate`` when nothing activates but it is
+    close (the host asks the model to check it), and ``reasons`` such as ``description:
+    deploy, vercel``."""
 
     skill: SkillMetadata
     score: float
     activate: bool
     loaded: bool
+    candidate: bool
     reasons: list[str]
 
 
@@ -219,6 +222,8 @@ class SuggestResult(Wire, kw_only=True):
     suggestions: list[Suggestion]
     #: The threshold ``activate`` was decided with (config ``suggest.threshold``).
     threshold: float
+    #: The least score of a candidate (config ``suggest.candidateThreshold``).
+    candidate_threshold: float | None = None
 
 
 class LoadParams(RefParams, kw_only=True):

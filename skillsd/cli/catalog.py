@@ -24,9 +24,10 @@ from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import invocation_marks, slash_usage
 from skillsd.core.search import SearchIndex
+from skillsd.core.skill_evidence import EvidenceCache
 from skillsd.core.skill_scan import ScanSeverity
 from skillsd.core.state import StateStore, default_state_path
-from skillsd.core.suggest import SuggestIndex
+from skillsd.core.suggest import SCORE_DECIMALS, SuggestIndex
 from skillsd.runtime.scan_marks import ScanMarks
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import (
@@ -257,36 +258,37 @@ def _suggest(args: argparse.Namespace) -> int:
     params = SuggestParams(prompt=args.prompt, limit=args.limit, active_files=args.active_files)
     meaning = semantic_stage(view)
     similarity = meaning(params.prompt) if meaning is not None else None
-    result = ops.suggest(view, SuggestIndex(view.catalog.skills), params, similarity)
+    index = SuggestIndex.read(view.catalog.skills, EvidenceCache())
+    result = ops.suggest(view, index, params, similarity)
     if args.json:
         return emit_json(result)
     if not result.suggestions:
         print("no skill fits this request")
-    digits = score_digits([hit.score for hit in result.suggestions], result.threshold)
     for n, hit in enumerate(result.suggestions, 1):
         if hit.activate:
             mark = "activates"
+        elif hit.loaded:
+            mark = "loaded already"
         else:
-            mark = "loaded already" if hit.loaded else "below threshold"
+            mark = "candidate" if hit.candidate else "below threshold"
         name = one_line(hit.skill.qualified_name or hit.skill.name)
-        print(f"{n}. {name}  {hit.score:.{digits}f} ({mark})  [{hit.skill.scope}]")
+        print(f"{n}. {name}  {format_score(hit.score)} ({mark})  [{hit.skill.scope}]")
         for reason in hit.reasons:
             print(f"     {one_line(reason)}")
-    print(f"threshold {result.threshold:.{digits}f} (config suggest.threshold)")
+    near = result.candidate_threshold
+    candidates = (
+        ""
+        if near is None
+        else f"; candidates from {format_score(near)} (suggest.candidateThreshold)"
+    )
+    print(f"threshold {format_score(result.threshold)} (config suggest.threshold){candidates}")
     return 0
 
 
-def score_digits(scores: Sequence[float], threshold: float) -> int:
-    """The decimals to show ``scores`` and ``threshold`` with: two, or as many more as it takes
-    for no score to read as the threshold it is not (0.3996 would print as 0.40 beside a
-    threshold of 0.40)."""
-    for digits in range(2, 17):
-        if all(
-            score == threshold or f"{score:.{digits}f}" != f"{threshold:.{digits}f}"
-            for score in scores
-        ):
-            return digits
-    return 17
+def format_score(score: float) -> str:
+    """A suggestion's score or threshold as every printout shows it: at the decimals
+    ``activate`` is decided with, so a score shown equal to the threshold activates."""
+    return f"{score:.{SCORE_DECIMALS}f}"
 
 
 def semantic_stage(view: ops.OperationView) -> Callable[[str], Sequence[float]] | None:

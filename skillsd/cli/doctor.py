@@ -133,6 +133,7 @@ class DoctorReport(_Out, kw_only=True):
     #: The stages ``skills.suggest`` runs here and its activation threshold.
     suggest_stages: list[str] = msgspec.field(default_factory=list)
     suggest_threshold: float = 0.0
+    suggest_candidate_threshold: float = 0.0
     #: What the static scan (``skillsd scan``) sees in the catalog's skills: warnings and
     #: dangers only (docs/install-skills.md).
     findings: list[ScanFinding] = msgspec.field(default_factory=list)
@@ -323,6 +324,7 @@ def diagnose(
         findings=_scan(catalog),
         suggest_stages=_suggest_stages(),
         suggest_threshold=config.suggest.threshold,
+        suggest_candidate_threshold=config.suggest.candidate_threshold,
         catalog_summary=list_summary(catalog, catalog.skills),
     )
 
@@ -463,7 +465,8 @@ def render(report: DoctorReport) -> str:
     lines.append(f"personas: {', '.join(a.names) if a.names else 'none'}")
     lines.append(
         f"suggestions: {'; '.join(report.suggest_stages)}; activate at "
-        f"{report.suggest_threshold:.2f} (suggest.threshold)"
+        f"{report.suggest_threshold:.2f} (suggest.threshold), candidates from "
+        f"{report.suggest_candidate_threshold:.2f} (suggest.candidateThreshold)"
     )
     for title, items in (("errors", report.errors), ("warnings", report.warnings)):
         if items:

@@ -3,8 +3,10 @@
 A skill may hold ``evals/triggers.json``: a list of ``{"query": ..., "should_trigger": bool}``
 (the format Anthropic's skill-creator writes). Each query goes through ``skills.suggest``
 against the whole catalog the user has, so a rival skill that wins is visible; the skill
-"triggers" when it activates. Per skill: precision, recall and every misfire with the skill that
-won instead. Exit 1 when a skill's precision or recall is under ``--min``.
+"triggers" when it activates. Per skill: precision, recall, the recall counting candidates, and
+every misfire with the skill that won instead. Exit 1 when a skill's precision or recall is under
+``--min``. The ranking reads a skill's own trigger queries as evidence, so while a skill's
+queries are the test its own are left out of the index (every one would find itself).
 """
 
 from __future__ import annotations
@@ -12,24 +14,31 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import msgspec
 
 from skillsd import operations as ops
-from skillsd.cli.catalog import catalog_view, emit_json, failing, one_line, semantic_stage
+from skillsd.cli.catalog import (
+    catalog_view,
+    emit_json,
+    failing,
+    format_score,
+    one_line,
+    semantic_stage,
+)
 from skillsd.core import limits
 from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.fs_boundary import decode_json
+from skillsd.core.skill_evidence import NO_EVIDENCE, TRIGGERS_FILE, EvidenceCache
 from skillsd.core.suggest import SuggestIndex
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import MAX_QUERY_CHARS, SuggestParams
 
 __all__ = ["TRIGGERS_FILE", "register"]
 
-#: Where a skill keeps its trigger evaluations, relative to its folder.
-TRIGGERS_FILE = os.path.join("evals", "triggers.json")
 _MAX_CASES = 1000
 
 
@@ -47,6 +56,9 @@ class SkillEval(msgspec.Struct, rename="camel", kw_only=True):
     cases: int
     precision: float
     recall: float
+    #: The share of its should-trigger queries where it activates or, when nothing activates,
+    #: is offered as a candidate (what a hook then asks the model to check).
+    candidate_recall: float
     misfires: list[Misfire]
     passed: bool
 
@@ -113,13 +125,15 @@ def _evaluate(
     skill: SkillMetadata,
     cases: list[tuple[str, bool]],
 ) -> tuple[SkillEval, float]:
-    true_pos = false_pos = false_neg = 0
+    true_pos = false_pos = false_neg = offered = 0
     misfires = []
     for query, should in cases:
         similarity = meaning(query) if meaning is not None else None
         result = ops.suggest(view, index, SuggestParams(prompt=query, limit=50), similarity)
         mine = next((s for s in result.suggestions if s.skill.id == skill.id), None)
         fired = mine is not None and mine.activate
+        if should and mine is not None and (mine.activate or mine.candidate):
+            offered += 1
         if fired and should:
             true_pos += 1
             continue
@@ -141,12 +155,14 @@ def _evaluate(
         )
     precision = true_pos / (true_pos + false_pos) if true_pos + false_pos else 1.0
     recall = true_pos / (true_pos + false_neg) if true_pos + false_neg else 1.0
+    candidate_recall = offered / (true_pos + false_neg) if true_pos + false_neg else 1.0
     evaluated = SkillEval(
         name=skill.name,
         path=skill.path,
         cases=len(cases),
         precision=round(precision, 4),
         recall=round(recall, 4),
+        candidate_recall=round(candidate_recall, 4),
         misfires=misfires,
         passed=True,
     )
@@ -156,7 +172,9 @@ def _evaluate(
 @failing
 def _eval(args: argparse.Namespace) -> int:
     view = catalog_view(args)
-    index = SuggestIndex(view.catalog.skills)
+    skills = view.catalog.skills
+    cache = EvidenceCache()
+    evidence = [cache.get(skill) if skill.invocation.model else NO_EVIDENCE for skill in skills]
     meaning = None
     wanted = [os.path.realpath(p) for p in args.paths]
     results: list[SkillEval] = []
@@ -168,6 +186,13 @@ def _eval(args: argparse.Namespace) -> int:
             continue
         if meaning is None:
             meaning = semantic_stage(view)  # loaded once, for the first skill with cases
+        # The skill's own queries are evidence for the ranking: left out while they are the
+        # test, or every one of them would find itself.
+        blind = [
+            replace(found, positives=(), negatives=()) if other.id == skill.id else found
+            for other, found in zip(skills, evidence, strict=True)
+        ]
+        index = SuggestIndex(skills, blind)
         evaluated, worst = _evaluate(view, index, meaning, skill, cases)
         evaluated.passed = worst >= args.min
         results.append(evaluated)
@@ -179,10 +204,10 @@ def _eval(args: argparse.Namespace) -> int:
         verdict = "ok" if r.passed else "FAILED"
         print(
             f"{one_line(r.name)}: precision {r.precision:.2f}, recall {r.recall:.2f} "
-            f"over {r.cases} queries: {verdict}"
+            f"(with candidates {r.candidate_recall:.2f}) over {r.cases} queries: {verdict}"
         )
         for m in r.misfires:
             what = "did not trigger" if m.should_trigger else "triggered by mistake"
             instead = f"; {one_line(m.winner)} won" if m.winner else ""
-            print(f"  {what} ({m.score:.2f}{instead}): {one_line(m.query, 80)}")
+            print(f"  {what} ({format_score(m.score)}{instead}): {one_line(m.query, 80)}")
     return 0 if all(r.passed for r in results) else 1

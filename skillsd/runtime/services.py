@@ -21,6 +21,7 @@ from skillsd.core.errors import SkillsdError
 from skillsd.core.permissions import Check, evaluate
 from skillsd.core.search import SearchIndex
 from skillsd.core.sessions import Session, SessionStore
+from skillsd.core.skill_evidence import EvidenceCache
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.suggest import SuggestIndex
 from skillsd.core.trust import TrustState, resolve_trust
@@ -85,6 +86,9 @@ class Services:
     semantic_checked: bool = False
     #: The use ledger (docs/usage.md): None records nothing.
     ledger: UseLedger | None = None
+    #: What each skill says beyond its frontmatter, kept by file version for the suggestion
+    #: indexes of every catalog.
+    evidence: EvidenceCache = field(default_factory=EvidenceCache)
 
     @classmethod
     def create(
@@ -234,7 +238,8 @@ class Services:
         base = view.entry.catalog or view.catalog
         cached = view.entry.suggest_index
         if cached is None or cached[0] is not base:
-            cached = (base, await asyncio.to_thread(SuggestIndex, base.skills))
+            built = await asyncio.to_thread(SuggestIndex.read, base.skills, self.evidence)
+            cached = (base, built)
             view.entry.suggest_index = cached
         return cached[1]
 

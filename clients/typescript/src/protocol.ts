@@ -1378,17 +1378,22 @@ export interface SuggestParams {
 }
 
 export interface SuggestResult {
+  /** @default null */
+  candidateThreshold?: number | null;
   suggestions: Suggestion[];
   threshold: number;
 }
 
 /**
- * One skill that fits the request: `score` in 0..1 (the share of the request's
- * informative words the skill covers, weighted by rarity), `activate` when it passes the
- * threshold, and `reasons` such as `description: deploy, vercel`.
+ * One skill that fits the request: `score` in 0..1 at two decimals (the share of the
+ * request's informative words the skill's own words hold; the same at any catalog size),
+ * `activate` when it reaches the threshold, `candidate` when nothing activates but it is
+ * close (the host asks the model to check it), and `reasons` such as `description:
+ * deploy, vercel`.
  */
 export interface Suggestion {
   activate: boolean;
+  candidate: boolean;
   loaded: boolean;
   reasons: string[];
   score: number;

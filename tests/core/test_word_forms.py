@@ -1,0 +1,45 @@
+"""Word forms and implied words that suggestions match on (docs/hooks.md): a request and a
+skill agree on a word written two ways, and an issue key means a ticket."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillsd.core.suggest import SuggestIndex
+from skillsd.core.task_words import implied_words
+from skillsd.core.word_forms import word_form
+from tests.support.catalogs import catalog
+from tests.support.skill_tree import write_skill
+
+
+def test_derivational_endings_fold_onto_one_form() -> None:
+    assert word_form("deployment") == word_form("deploy") == word_form("deploying")
+    assert word_form("reviewer") == word_form("reviews") == word_form("review")
+    assert word_form("installer") == word_form("install")
+    assert word_form("verified") == word_form("verify")
+    assert word_form("optimise") == word_form("optimize") == word_form("optimizing")
+    assert word_form("wrapper") == word_form("wrap")
+    # Short words keep their own form: a server is not a "serve", a paper not a "pap".
+    assert word_form("server") != word_form("serve")
+    assert word_form("paper") == "paper"
+    assert word_form("analysis") == "analysis"
+
+
+def test_an_issue_key_implies_a_ticket_and_a_standard_does_not() -> None:
+    assert implied_words("close out FE-88 and FE-91, they shipped") == [word_form("ticket")]
+    assert implied_words("move ENG-1423 to done") == [word_form("ticket")]
+    assert implied_words("decode it as UTF-8 per RFC-3629") == []
+    assert implied_words("hash with SHA-256") == []
+    assert implied_words("the x-FE-1 header, utf-8") == []
+
+
+def test_a_request_finds_a_skill_written_in_another_form_of_its_words(tmp_path: Path) -> None:
+    write_skill(tmp_path, "ship-it", "Deploy the app and verify the deploy.")
+    write_skill(tmp_path, "tracker", "Update tickets in the issue tracker.")
+    write_skill(tmp_path, "charts", "Draw charts from tables.")
+    index = SuggestIndex(catalog(tmp_path))
+    ranked = index.rank("the deployment is verified?")
+    assert ranked[0].skill.name == "ship-it"
+    assert ranked[0].matched["description"] == ["deployment", "verified"]
+    assert index.rank("close out FE-88, FE-91")[0].skill.name == "tracker"
+    assert index.rank("decode UTF-8") == []

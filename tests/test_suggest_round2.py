@@ -1,0 +1,317 @@
+"""Suggestions that read the whole skill, mean the same at any catalog size, and offer
+candidates (docs/hooks.md): on real skill folders, the published corpus where it matters, and
+the daemon and hook for what a host sees."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from skillsd.cli.hook import hook_output
+from skillsd.core.skill_evidence import BODY_BYTES, EvidenceCache, read_evidence
+from skillsd.core.suggest import (
+    CANDIDATE_THRESHOLD,
+    DEFAULT_THRESHOLD,
+    SuggestIndex,
+    verdicts,
+)
+from skillsd_protocol import SkillMetadata
+from skillsd_protocol.messages import Suggestion
+from tests.corpora import CORPORA, needs_corpora
+from tests.support.catalogs import catalog
+from tests.support.client import Client
+from tests.support.skill_tree import write_skill
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def index_of(*roots: Path) -> SuggestIndex:
+    return SuggestIndex.read(catalog(*roots), EvidenceCache())
+
+
+def decide(index: SuggestIndex, request: str) -> list[tuple[str, bool, bool]]:
+    """The top three as ``skills.suggest`` marks them: (name, activate, candidate)."""
+    ranked = index.rank(request, limit=3)
+    marks = verdicts([s.score for s in ranked], DEFAULT_THRESHOLD, CANDIDATE_THRESHOLD)
+    return [(s.skill.name, m.activate, m.candidate) for s, m in zip(ranked, marks, strict=True)]
+
+
+def offered(index: SuggestIndex, request: str) -> dict[str, str]:
+    """The skills activated or offered as candidates for ``request``, with which."""
+    return {
+        name: "activate" if on else "candidate"
+        for name, on, near in decide(index, request)
+        if on or near
+    }
+
+
+# -- what the index reads -----------------------------------------------------------------------
+
+
+def test_evidence_is_the_body_outline_resource_names_and_trigger_queries(tmp_path: Path) -> None:
+    skill = write_skill(
+        tmp_path,
+        "release-desk",
+        "Helps with releases.",
+        body="Intro paragraph about changelogs.\n\n```sh\n# not a heading\nsecret-word\n```\n"
+        "## Tagging a version\nBump the semver tag.\nSecond line.\n\nA later paragraph.\n",
+    )
+    (skill / "scripts").mkdir()
+    (skill / "scripts" / "bump_version.py").write_text("")
+    (skill / "references").mkdir()
+    (skill / "references" / "semver-rules.md").write_text("")
+    (skill / "evals").mkdir()
+    (skill / "evals" / "triggers.json").write_text(
+        json.dumps(
+            [
+                {"query": "cut a new release", "should_trigger": True},
+                {"query": "release the hostages", "should_trigger": False},
+                {"query": "", "should_trigger": True},  # not a case: left out
+            ]
+        )
+    )
+    (found,) = catalog(tmp_path)
+    evidence = read_evidence(found)
+    assert evidence.headings == "Tagging a version"
+    assert (
+        evidence.paragraphs == "Intro paragraph about changelogs. Bump the semver tag. Second line."
+    )
+    assert "secret-word" not in evidence.paragraphs + evidence.headings  # code is not prose
+    assert evidence.resources == "bump_version semver-rules"
+    assert evidence.positives == ("cut a new release",)
+    assert evidence.negatives == ("release the hostages",)
+
+
+def test_evidence_reads_are_bounded_and_never_wait(tmp_path: Path) -> None:
+    skill = write_skill(
+        tmp_path,
+        "big",
+        "A big skill.",
+        body="# Early heading\n\n" + "filler text\n" * (BODY_BYTES // 12) + "# Late heading\n",
+    )
+    (skill / "evals").mkdir()
+    os.mkfifo(skill / "evals" / "triggers.json")  # a FIFO is never opened for reading
+    (found,) = catalog(tmp_path)
+    evidence = read_evidence(found)
+    assert "Early" in evidence.headings and "Late" not in evidence.headings
+    assert evidence.positives == () and evidence.negatives == ()
+
+
+def test_evidence_is_read_again_only_when_a_file_changed(tmp_path: Path) -> None:
+    skill = write_skill(tmp_path, "notes", "Take notes.", body="# Meeting minutes\n")
+    (found,) = catalog(tmp_path)
+    cache = EvidenceCache()
+    first = cache.get(found)
+    assert cache.get(found) is first
+    (skill / "scripts").mkdir()
+    (skill / "scripts" / "export_minutes.py").write_text("")
+    again = cache.get(found)
+    assert again is not first and again.resources == "export_minutes"
+    (skill / "SKILL.md").write_text("---\nname: notes\ndescription: Take notes.\n---\n# Agendas\n")
+    assert cache.get(found).headings == "Agendas"
+
+
+def test_the_body_and_resources_make_a_skill_findable(tmp_path: Path) -> None:
+    write_skill(
+        tmp_path,
+        "db-helper",
+        "Helps with the database.",
+        body="# Writing migrations\nEach migration is reversible.\n",
+    )
+    write_skill(tmp_path, "charts", "Draws charts from tables.")
+    index = index_of(tmp_path)
+    (first, *_) = index.rank("add a reversible migration", explain=1)
+    assert first.skill.name == "db-helper"
+    assert set(first.matched) >= {"headings", "body"}
+
+
+def test_a_vocabulary_heavy_description_does_not_win_by_breadth(tmp_path: Path) -> None:
+    words = (
+        "api sdk client server request response stream token model prompt webhook queue cache "
+        "database schema migration deploy build test lint format release version branch merge "
+        "review comment issue ticket sprint plan spec design layout theme color font chart "
+        "table csv json yaml markdown pdf slides poster image video audio email calendar"
+    )
+    write_skill(tmp_path, "everything-kit", f"Covers {words} and more.")
+    write_skill(tmp_path, "csv-charts", "Draw a chart from a CSV table.")
+    ranked = index_of(tmp_path).rank("draw a chart from my csv table of sales")
+    assert [s.skill.name for s in ranked[:2]] == ["csv-charts", "everything-kit"]
+    assert ranked[1].score < DEFAULT_THRESHOLD < ranked[0].score
+
+
+def test_a_skills_own_negative_queries_do_not_activate_it(tmp_path: Path) -> None:
+    skill = write_skill(
+        tmp_path / "a", "db-migrations", "Write and run database schema migrations."
+    )
+    negatives = ["migrate my photos to a new phone", "write database schema migrations for mongodb"]
+    (skill / "evals").mkdir()
+    (skill / "evals" / "triggers.json").write_text(
+        json.dumps(
+            [{"query": "add a column to the users table", "should_trigger": True}]
+            + [{"query": q, "should_trigger": False} for q in negatives]
+        )
+    )
+    write_skill(tmp_path / "b", "db-migrations", "Write and run database schema migrations.")
+    with_triggers = index_of(tmp_path / "a")
+    without = index_of(tmp_path / "b")
+    # Without its triggers the skill activates on the second; with them, on neither.
+    assert ("db-migrations", True, False) in decide(without, negatives[1])
+    for query in negatives:
+        assert not any(on for _, on, _ in decide(with_triggers, query)), query
+    # A positive query activates it although it shares no word with its description.
+    assert decide(with_triggers, "add a column to the users table")[0][:2] == (
+        "db-migrations",
+        True,
+    )
+
+
+# -- the published skills: the misses the issue names ------------------------------------------
+
+
+@needs_corpora
+def test_ship_to_production_offers_deploy_to_vercel(tmp_path: Path) -> None:
+    """The docs' own example, with only Vercel's deploy skill installed and with the corpus."""
+    alone = tmp_path / "skills"
+    shutil.copytree(CORPORA / "vercel-agent-skills" / "skills" / "deploy-to-vercel", alone / "d")
+    request = "ship the project to production"
+    assert "deploy-to-vercel" in offered(index_of(alone), request)
+    assert "deploy-to-vercel" in offered(index_of(CORPORA), request)
+
+
+@needs_corpora
+def test_a_red_actions_build_is_gh_fix_ci() -> None:
+    index = index_of(CORPORA)
+    first = decide(index, "the GitHub Actions build on my PR is red")[0]
+    assert first == ("gh-fix-ci", True, False)
+
+
+@needs_corpora
+def test_a_slack_announcement_is_internal_comms() -> None:
+    index = index_of(CORPORA)
+    request = "write a slack announcement for the team about the new release"
+    assert "internal-comms" in offered(index, request)
+
+
+@needs_corpora
+def test_an_unrelated_request_gets_neither_activation_nor_candidates() -> None:
+    index = index_of(CORPORA)
+    for request in ("what is the capital of Australia", "a banana bread recipe please"):
+        assert offered(index, request) == {}, request
+
+
+@needs_corpora
+def test_activation_is_the_same_with_1000_unrelated_skills_added(tmp_path: Path) -> None:
+    """The corpus alone and the corpus plus 1 000 generated skills (bench/gen_corpus.py) give
+    each corpus skill the same score, so the same activation, on every request of the sets."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from gen_corpus import generate
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    generate(tmp_path / "generated", 1000, seed=3)
+    small = index_of(CORPORA)
+    big = index_of(CORPORA, tmp_path / "generated")
+    assert len(big) > len(small) + 900
+    corpus = {s.path for s in small.skills}
+    requests = [
+        row["query"]
+        for name in ("suggest_set.json", "suggest_tune.json")
+        for row in json.loads((ROOT / "bench" / name).read_text())
+    ]
+    changed = []
+    for request in requests:
+        alone = {s.skill.path: s.score for s in small.rank(request)}
+        among = {s.skill.path: s.score for s in big.rank(request) if s.skill.path in corpus}
+        if alone != among:
+            changed.append(request)
+        on_alone = {p for p, score in alone.items() if round(score, 2) >= DEFAULT_THRESHOLD}
+        on_among = {p for p, score in among.items() if round(score, 2) >= DEFAULT_THRESHOLD}
+        assert on_alone == on_among, request
+    assert changed == []
+    assert len(requests) > 300
+
+
+# -- what hosts see -----------------------------------------------------------------------------
+
+
+def test_candidates_are_offered_only_when_nothing_activates() -> None:
+    marks = verdicts([0.45, 0.4, 0.3, 0.2], 0.5, 0.36)
+    assert [(m.activate, m.candidate) for m in marks] == [
+        (False, True),
+        (False, True),
+        (False, False),  # under the candidate threshold
+        (False, False),
+    ]
+    active = verdicts([0.6, 0.45], 0.5, 0.36)
+    assert [(m.activate, m.candidate) for m in active] == [(True, False), (False, False)]
+    # A skill clearly behind the best one is neither; a loaded one is never either.
+    assert [m.candidate for m in verdicts([0.48, 0.37], 0.5, 0.36)] == [True, False]
+    held = verdicts([0.7, 0.45], 0.5, 0.36, held=[True, False])
+    assert [(m.activate, m.candidate) for m in held] == [(False, False), (False, False)]
+
+
+def test_the_daemon_marks_candidates(client: Client, tree: dict[str, Path]) -> None:
+    write_skill(
+        tree["skills"],
+        "changelog-writer",
+        "Keep CHANGELOG.md in the keep-a-changelog format.",
+        body="# Sections\nAdded, changed, fixed.\n",
+    )
+    result = client.ok(
+        "skills.suggest", prompt="add a line about the fixed login bug to the changelog"
+    )
+    hits = {s["skill"]["name"]: s for s in result["suggestions"]}
+    hit = hits["changelog-writer"]
+    assert hit["activate"] is False and hit["candidate"] is True
+    assert CANDIDATE_THRESHOLD <= hit["score"] < DEFAULT_THRESHOLD
+    quiet = client.ok("skills.suggest", prompt="what is the capital of Australia")
+    assert not any(s["activate"] or s["candidate"] for s in quiet["suggestions"])
+
+
+def _suggestion(name: str, activate: bool, candidate: bool) -> Suggestion:
+    skill = SkillMetadata(
+        id=name,
+        name=name,
+        description=f"Does {name} things.\nLine two.",
+        path=f"/home/u/.agents/skills/{name}/SKILL.md",
+        dir=f"/home/u/.agents/skills/{name}",
+        scope="user",
+        root="/home/u/.agents/skills",
+        mtime_ms=0,
+        size=1,
+        enabled=True,
+        resources={"scripts": 0, "references": 0, "assets": 0, "other": 0},  # type: ignore[arg-type]
+        diagnostics=[],
+    )
+    return Suggestion(
+        skill=skill,
+        score=0.4,
+        activate=activate,
+        loaded=False,
+        candidate=candidate,
+        reasons=["description: things"],
+    )
+
+
+def test_the_hook_names_candidates_briefly_and_asks_to_check() -> None:
+    output = hook_output(
+        "claude-code", [_suggestion("alpha", False, True), _suggestion("beta", False, False)]
+    )
+    assert output is not None
+    context = output["hookSpecificOutput"]["additionalContext"]
+    first, *entries = context.split("\n")
+    assert "before you start, check whether one applies" in first
+    assert entries == [
+        '- alpha: "Does alpha things. Line two." (/home/u/.agents/skills/alpha/SKILL.md)'
+    ]
+    # Activated skills take the place of candidates; neither: nothing is said.
+    active = hook_output("codex", [_suggestion("alpha", True, False)])
+    assert active is not None
+    assert (
+        "read each one's SKILL.md before you start"
+        in (active["hookSpecificOutput"]["additionalContext"])
+    )
+    assert hook_output("gemini", [_suggestion("beta", False, False)]) is None
