@@ -19,14 +19,14 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from skillsd.core.remote_roots import STUB_MARK
 from tests.remote.fake_skills_server import FakeServer, entry, serving
-from tests.remote.test_remote_loopback import (
+from tests.remote.loopback import (
     DEPLOY,
-    _call,
-    _remote,
-    _skills,
-    _wait,
+    call,
     consumer,
+    remote_named,
+    skills_of,
     team_server,
+    wait_for,
 )
 from tests.support import daemons as h
 from tests.support.mcp_http import TOKEN
@@ -170,18 +170,18 @@ def test_a_read_or_invocation_the_user_asks_for_fetches_first(tmp_path: Path) ->
         daemon = h.StdioDaemon(environ=environ)
         n = [0]
         try:
-            skills = _wait(
+            skills = wait_for(
                 "the listing",
-                lambda: (s := _skills(daemon, project, n)) and _remote(s, "deploy") and s,
+                lambda: (s := skills_of(daemon, project, n)) and remote_named(s, "deploy") and s,
             )
-            deploy = _remote(skills, "deploy")
+            deploy = remote_named(skills, "deploy")
             assert deploy is not None
             cwd = os.fspath(project)
-            read = _call(
+            read = call(
                 daemon, n, "skills.readFile", {"cwd": cwd, "id": deploy["id"], "file": "SKILL.md"}
             )
             assert read["result"]["content"] == DEPLOY, read
-            invoked = _call(daemon, n, "skills.invoke", {"cwd": cwd, "command": "/team:deploy"})
+            invoked = call(daemon, n, "skills.invoke", {"cwd": cwd, "command": "/team:deploy"})
             assert "Run it." in invoked["result"]["content"], invoked
             assert STUB_MARK not in invoked["result"]["content"]
         finally:
