@@ -170,6 +170,18 @@ def catalog_view(args: argparse.Namespace) -> ops.OperationView:
     return view
 
 
+def fetch_remote(view: ops.OperationView, skill: SkillMetadata) -> None:
+    """A remote skill's files fetched and verified into its folder before it is shown or run
+    (until then the folder holds a placeholder written from the remote's listing); nothing for
+    any other skill. Blocks for the fetch: the CLI has nothing else to do meanwhile."""
+    if skill.remote is None:
+        return
+    from skillsd.runtime.remote_skills import ready_blocking  # the HTTP client: only when used
+    from skillsd.runtime.remote_store import RemoteStore
+
+    ready_blocking(RemoteStore(), skill, view.config, view.trusted)
+
+
 def emit_json(value: Any) -> int:
     sys.stdout.buffer.write(msgspec.json.encode(value) + b"\n")
     return 0
@@ -344,6 +356,7 @@ def _show(args: argparse.Namespace) -> int:
         raise SkillsdError("name a skill: NAME, --path PATH or --id ID", InvalidParamsData())
     # The user may look at a skill they disabled: say so, and how to turn it back on.
     skill = ops.resolve(view.catalog, ref, include_disabled=True)
+    fetch_remote(view, skill)
     params = LoadParams(path=skill.path, format=args.format)
     loaded = ops.load(view, params)
     if args.json:

@@ -17,9 +17,10 @@ import sys
 from typing import Any
 
 from skillsd import operations as ops
-from skillsd.cli.catalog import catalog_view, emit_json, failing, one_line
+from skillsd.cli.catalog import catalog_view, emit_json, failing, fetch_remote, one_line
 from skillsd.core.display_text import escape_controls
-from skillsd_protocol.messages import CommandsParams, InvokeParams
+from skillsd.core.errors import SkillsdError
+from skillsd_protocol.messages import CommandsParams, InvokeParams, RefParams
 
 
 def register(subparsers: Any) -> None:
@@ -69,6 +70,7 @@ def _run(args: argparse.Namespace) -> int:
         return _list_commands(view, args.json)
     else:
         params = InvokeParams(command=command_text(args.slash, args.arguments), format=args.format)
+    _fetch_target(view, params)
     result = ops.invoke(view, params).result
     if args.json:
         return emit_json(result)
@@ -82,6 +84,22 @@ def _run(args: argparse.Namespace) -> int:
     for rule in result.withheld_grants:
         print(f"withheld until the repository is trusted: {one_line(rule)}", file=sys.stderr)
     return 0
+
+
+def _fetch_target(view: ops.OperationView, params: InvokeParams) -> None:
+    """The invoked skill's files fetched first when it is a remote's; a command that names no
+    skill is left to the invocation to answer."""
+    ref: RefParams = params
+    if params.command is not None:
+        name = params.command.lstrip("/").split(maxsplit=1)
+        if not name:
+            return
+        ref = RefParams(name=name[0])
+    try:
+        skill = ops.resolve(view.catalog, ref, include_disabled=True)
+    except SkillsdError:
+        return
+    fetch_remote(view, skill)
 
 
 def _list_commands(view: ops.OperationView, as_json: bool) -> int:

@@ -25,6 +25,7 @@ from skillsd.core.skillfile import SKILL_FILE
 from skillsd.core.suggest import check_active_files
 from skillsd.core.use_ledger import Kind, make_record
 from skillsd.runtime.catalog_cache import Listener, Progress
+from skillsd.runtime.remote_serving import remote_contents, remote_file_names
 from skillsd.runtime.search_answers import search_tool
 from skillsd.runtime.services import Services, View
 from skillsd_protocol import SkillMetadata
@@ -273,7 +274,7 @@ async def read_file(
     model's rules: a skill the model may not invoke is refused. ``seen``: the view this
     request took already for ``caller``, ``params.cwd`` and ``params.session_id``."""
     view = seen if seen is not None else await _view(svc, caller, params.cwd, params.session_id)
-    await _remote_ready(svc, view, params)
+    await _remote_ready(svc, view, params, deny_only=not model)
     window = await svc.file_ops.run(ops.read_file, view.seen, params, model=model)
     if model and params.offset == 0 and window.file == SKILL_FILE:
         # A host reading a skill's SKILL.md for its model (an MCP resource) is loading it.
@@ -288,7 +289,8 @@ async def invoke(
     ``seen``: the view this request took already (as :func:`read_file` says)."""
     view = seen if seen is not None else await _view(svc, caller, params.cwd, params.session_id)
     command = (params.command or "").lstrip("/").split(maxsplit=1)
-    await _remote_ready(svc, view, RefParams(name=command[0]) if command else params)
+    target = RefParams(name=command[0]) if command else params
+    await _remote_ready(svc, view, target, deny_only=True)
     invocation = await svc.file_ops.run(ops.invoke, view.seen, params)
     ops.record_invocation(view.session, invocation)
     if isinstance(invocation.source, SkillMetadata):
@@ -338,7 +340,10 @@ async def skill_contents(
         found = []
         for skill in skills:
             try:
-                found.append(ops.skill_contents(view.seen, skill))
+                if skill.remote is not None:  # what its remote lists, loaded or not
+                    found.append(remote_contents(svc.remotes.store, view.seen, skill))
+                else:
+                    found.append(ops.skill_contents(view.seen, skill))
             except SkillsdError:
                 if strict:
                     raise
@@ -356,6 +361,8 @@ async def skill_files(
 ) -> list[str]:
     """The files of ``skill`` (``SKILL.md`` first), gated like a model read."""
     view = await _view(svc, caller, cwd, session_id)
+    if skill.remote is not None:
+        return await svc.file_ops.run(remote_file_names, svc.remotes.store, view.seen, skill)
     return await svc.file_ops.run(ops.skill_file_names, view.seen, skill)
 
 
@@ -384,9 +391,13 @@ async def tools_call(
     return call.result
 
 
-async def _remote_ready(svc: Services, view: View, ref: RefParams) -> None:
+async def _remote_ready(
+    svc: Services, view: View, ref: RefParams, *, deny_only: bool = False
+) -> None:
     """A remote skill's verified files in place before it is read (docs/remote.md); a skill
-    that does not resolve is left to the operation to refuse."""
+    that does not resolve is left to the operation to refuse. ``deny_only``: the operation lets
+    an ``ask`` through (a read or an invocation the user makes), so the fetch must too: what it
+    reads is never the folder's placeholder."""
     if not view.catalog.plan.remote_roots:
         return
     try:
@@ -397,7 +408,8 @@ async def _remote_ready(svc: Services, view: View, ref: RefParams) -> None:
         return
     # Nothing is fetched for a load the policy would not let through (not even to ask).
     loaded = view.session is not None and skill.path in view.session.loaded
-    if await svc.file_ops.run(ops.gate_load, view.seen, skill.name, deny_only=loaded):
+    lenient = deny_only or loaded
+    if await svc.file_ops.run(ops.gate_load, view.seen, skill.name, deny_only=lenient):
         return
     await svc.remotes.ready(skill, view.catalog.config, view.seen.trusted)
 
