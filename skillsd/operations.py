@@ -199,17 +199,21 @@ def local_view(
     extra_roots: Iterable[str] = (),
     disabled: Callable[[str], Collection[str]] = lambda _root: frozenset(),
     trust_decisions: Mapping[str, bool] | None = None,
+    before_build: Callable[[Config, RootPlan, TrustState], None] | None = None,
 ) -> OperationView:
     """The view of a process without a daemon: the catalog of ``cwd`` (a real directory), built
     now, with no session and no policy, the user's enable flags in its repository (``disabled``
     of the repository root) and the repository's trust (the state file's ``trust_decisions``,
-    else the config). The repo root is found once, with the config."""
+    else the config). The repo root is found once, with the config. ``before_build`` runs once
+    the roots and trust are known (the CLI refreshes remote listings there)."""
     config, _sources, repo_root = ConfigSource(env).for_cwd(cwd)
     plan = compute_roots(
         cwd, config, home=home, env=env, client_extra_roots=extra_roots, repo_root=repo_root
     )
     # The merged config's [trust] is the user's: layering drops a project's.
     trust = resolve_trust(plan.repo_root, trust_decisions or {}, config.trust, home=home)
+    if before_build is not None:
+        before_build(config, plan, trust)
     catalog = build_catalog(plan, config, disabled=disabled(plan.repo_root), trusted=trust.trusted)
     return OperationView(catalog, trust=trust)
 

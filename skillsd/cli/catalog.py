@@ -20,6 +20,8 @@ import msgspec
 
 from skillsd import operations as ops
 from skillsd.cli.list_summary import list_summary
+from skillsd.core.config import Config
+from skillsd.core.discovery import RootPlan
 from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.host_fields import invocation_marks, slash_usage
@@ -28,6 +30,7 @@ from skillsd.core.skill_evidence import EvidenceCache
 from skillsd.core.skill_scan import ScanSeverity
 from skillsd.core.state import StateStore, default_state_path
 from skillsd.core.suggest import SCORE_DECIMALS, SuggestIndex
+from skillsd.core.trust import TrustState
 from skillsd.runtime.scan_marks import ScanMarks
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import (
@@ -163,11 +166,33 @@ def catalog_view(args: argparse.Namespace) -> ops.OperationView:
         extra_roots=args.extra_root,
         disabled=state.disabled,
         trust_decisions=state.trust_decisions(),
+        before_build=refresh_remotes,
     )
     # A config typo is ignored, but the user should hear of it wherever they are.
     for path, warning in view.config.unknown_keys:
         print(f"skillsd: warning: {one_line(path)}: {one_line(warning)}", file=sys.stderr)
     return view
+
+
+def refresh_remotes(config: Config, plan: RootPlan, trust: TrustState) -> None:
+    """The listing of each remote in effect here, asked now when the cached one is past its ttl
+    (no daemon refreshes it for a lone CLI command): one short timeout per remote at most; a
+    remote that does not answer keeps its last listing, marked stale, as in the daemon."""
+    from skillsd.core.remote_roots import remotes_in_effect
+
+    remotes = remotes_in_effect(config, trust.trusted)
+    if not remotes:
+        return
+    from skillsd.runtime.remote_store import RemoteStore  # the HTTP client: only when used
+
+    store = RemoteStore()
+    for remote in remotes:
+        try:
+            _listing, error = store.try_refresh(remote)
+        except OSError as exc:
+            error = f"cannot write its cache: {exc}"
+        if error is not None:
+            print(f"skillsd: warning: remote {remote.name!r}: {one_line(error)}", file=sys.stderr)
 
 
 def fetch_remote(view: ops.OperationView, skill: SkillMetadata) -> None:

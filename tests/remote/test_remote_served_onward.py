@@ -6,9 +6,11 @@ of it holds a placeholder; what B lists and serves must be the remote's skill al
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -186,3 +188,42 @@ def test_a_read_or_invocation_the_user_asks_for_fetches_first(tmp_path: Path) ->
             assert STUB_MARK not in invoked["result"]["content"]
         finally:
             daemon.kill()
+
+
+def test_a_lone_cli_command_lists_a_remote_no_daemon_has_refreshed(tmp_path: Path) -> None:
+    """No daemon has run on machine B: `skillsd list` asks the remote for its listing itself
+    (within one timeout) instead of showing none of the team's skills, and `skillsd show`
+    then fetches and verifies the skill. With the remote gone and the listing past its ttl,
+    the last listing is kept, marked stale, with a warning naming the remote."""
+    team, home, token = _team(tmp_path)
+    with team_server(team, home, token) as (server, url):
+        remotes = f'[[remote]]\nname = "team"\nurl = "{url}"\ntokenFile = "{token}"\n'
+        remotes += "refreshSeconds = 1\n"
+        environ, project = consumer(tmp_path, remotes)
+
+        def cli(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "skillsd", *args],
+                cwd=project,
+                env=environ,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+
+        listed = cli("list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        names = {s["qualifiedName"] for s in json.loads(listed.stdout)["skills"] if s.get("remote")}
+        assert names == {"team:deploy", "team:review"}
+        assert _placeholder(tmp_path, "review")
+        shown = cli("show", "team:review")
+        assert shown.returncode == 0, shown.stderr
+        assert REVIEW_BODY.strip() in shown.stdout
+        h.stop(server)
+    time.sleep(1.1)  # part of the scenario: the listing passes its ttl (refreshSeconds = 1)
+    again = cli("list", "--json")
+    assert again.returncode == 0, again.stderr
+    assert "remote 'team'" in again.stderr
+    kept = [s for s in json.loads(again.stdout)["skills"] if s.get("remote")]
+    assert {s["qualifiedName"] for s in kept} == {"team:deploy", "team:review"}
+    assert all(any(d["code"] == "remote.stale" for d in s["diagnostics"]) for s in kept)
