@@ -6,8 +6,10 @@ corpus skills (``../shared/corpora``).
 
 Sets (each a JSON list of ``{query, expect (a skill name, ``a|b``, or null), kind, also?}``):
 by default every one present of ``bench/suggest_set.json`` (written from the skills' meaning),
-``bench/suggest_tune.json`` (the tuning set, written independently of the skills' wording) and
-``bench/suggest_heldout.json`` (the held-out set, never tuned on); ``--set`` replaces them.
+``bench/suggest_tune.json`` (the tuning set, written independently of the skills' wording),
+``bench/suggest_heldout.json`` (set B: held out for one measurement, then tuned on) and
+``bench/suggest_heldout_c.json`` (set C: measured once, after the ranking was final; not to be
+tuned on — write a fresh set for the next measurement); ``--set`` replaces them.
 
 Per set and per kind of request it prints:
 - top-1 and recall@3 on requests a skill covers (for ``ambiguous`` requests any of the
@@ -59,7 +61,12 @@ from skillsd.core.suggest import (  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "corpora"
 BENCH = Path(__file__).resolve().parent
-DEFAULT_SETS = ("suggest_set.json", "suggest_tune.json", "suggest_heldout.json")
+DEFAULT_SETS = (
+    "suggest_set.json",
+    "suggest_tune.json",
+    "suggest_heldout.json",
+    "suggest_heldout_c.json",
+)
 KINDS = ("direct", "paraphrase", "indirect", "ambiguous")
 LIMIT = 3
 

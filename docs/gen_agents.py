@@ -177,8 +177,16 @@ description nothing changes; otherwise the fewest of the least relevant others a
 `name-only`, then, if names alone overflow, hidden from the model (`user-invocable-only`: still
 a slash command), and last the least relevant unpinned relevant skills drop to names, until the
 modelled listing shows every remaining relevant skill in full. `budgetFraction` plans for that
-share of the context window instead of the agent's setting. The plan takes optional use counts
-per skill (more use, more relevance); they are not wired yet.
+share of the context window instead of the agent's setting.
+
+Use counts as relevance too. A skill loaded or invoked through skillsd in this repository
+(skillsd's use ledger, docs/usage.md), or called with Claude Code's Skill tool in it when the
+user allows skillsd to read its transcripts (`[ledger] agentTranscripts = true`), is relevant
+whatever its words: its score is raised to at least half the best, and more the more it was used
+(by a tenth of the best times ln(1 + uses), at most half the best), but never above the best
+match, so that use alone does not push a matched skill out. Its choice says so (`used 3 times
+here`). Skills are counted by name. With `[ledger] enabled = false` (the user's config; a
+repository cannot change it) a profile reads no use at all.
 
 `skills.profile.apply` (`skillsd profile --apply`) writes the plan into the agent's own
 per-skill switch and records what it wrote in `profiles.json` beside skillsd's state file;

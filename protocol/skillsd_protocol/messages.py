@@ -344,11 +344,13 @@ class SetEnabledParams(RefParams, kw_only=True):
     """``persist``: ``user`` (the user's state file: every repository, session and host),
     ``project`` (the state file too, under the real root of ``cwd``'s repository: only there,
     winning over the user's flag; never written in the repository) or ``session`` (only the
-    calls that pass ``sessionId``)."""
+    calls that pass ``sessionId``). ``scope``: the same choice under another name; when both
+    are given, a ``persist`` other than ``user`` must agree with it."""
 
     enabled: bool
     cwd: PathText | None = None
     persist: EnablePersist = "user"
+    scope: EnablePersist | None = None
     session_id: SessionId | None = None
 
 

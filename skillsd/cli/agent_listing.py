@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from typing import Any
 
 from skillsd.cli.in_process import run_in_process, view_of
@@ -19,6 +20,7 @@ from skillsd.cli.output import emit_json, one_line
 from skillsd.core.agent_view import known_agent
 from skillsd.core.catalog import Catalog
 from skillsd.core.display_text import escape_controls
+from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
 from skillsd.core.state import default_state_path
 from skillsd.runtime.caller import Caller
@@ -27,6 +29,7 @@ from skillsd.runtime.listing_requests import (
     apply_profiles,
     compute_listing,
     plan_profiles,
+    profile_uses,
     records_path_for,
     reset_profiles,
 )
@@ -138,10 +141,15 @@ def render_profile(profile: AgentProfile) -> str:
 
 def _profile(args: argparse.Namespace) -> int:
     home, env = os.path.expanduser("~"), os.environ
-    records = records_path_for(default_state_path())
+    state_path = default_state_path()
+    records = records_path_for(state_path)
     try:
         catalog = run_in_process(args, _catalog)
         req = ProfileRequest.of(catalog, args.agent, args.budget_fraction)
+        if not args.reset:
+            ledger = ConfigSource(env).user().ledger
+            uses = profile_uses(req.root, ledger, state_path=state_path, home=home, env=env)
+            req = replace(req, uses=uses)
         if args.reset:
             reset = reset_profiles(req, records, home=home, env=env)
             if args.json:

@@ -19,6 +19,7 @@ from skillsd.core.catalog import Catalog
 from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.runtime.caller import Caller, view_for
+from skillsd.runtime.remote_skills import refresh_due
 from skillsd.runtime.services import Services, View
 
 __all__ = ["catalog_in", "catalog_options", "command_cwd", "run_in_process", "view_of"]
@@ -55,6 +56,7 @@ def run_in_process(
     svc = Services.create(cwd=command_cwd(args), for_one_command=True)
     if warn:
         _warn_unknown_keys(svc)
+    _refresh_remotes(svc)
     caller = Caller(extra_roots=tuple(getattr(args, "extra_root", None) or ()))
     try:
         return asyncio.run(body(svc, caller))
@@ -72,6 +74,18 @@ def _warn_unknown_keys(svc: Services) -> None:
         print(f"skillsd: warning: {shown}", file=sys.stderr)
 
 
+def _refresh_remotes(svc: Services) -> None:
+    """Remote listings past their ttl asked for before the catalog is built (no daemon
+    refreshes them for a lone command); a remote that does not answer is warned of on stderr
+    and keeps its last listing, stale."""
+    try:
+        config, root = svc.config_for(None, None)
+    except SkillsdError:
+        return
+    for name, error in refresh_due(svc.remotes.store, config, svc.is_trusted(root)):
+        print(f"skillsd: warning: remote {name!r}: {escape_controls(error)}", file=sys.stderr)
+
+
 async def view_of(svc: Services, caller: Caller) -> View:
     """What the command's requests see (the catalog is built once: later use cases share it)."""
     return await view_for(svc, caller, None, None)
@@ -80,6 +94,7 @@ async def view_of(svc: Services, caller: Caller) -> View:
 def catalog_in(cwd: str) -> Catalog:
     """The catalog of ``cwd`` (a real directory) as the user sees it, built once."""
     svc = Services.create(cwd=cwd, for_one_command=True)
+    _refresh_remotes(svc)
     try:
         return asyncio.run(view_of(svc, Caller())).catalog
     finally:

@@ -6,7 +6,10 @@ What matters here, in order: the skills the user pinned (``profiles.pinned``), t
 skill's relevance to the repository, scored by the suggestion ranker
 (:class:`~skillsd.core.suggest.SuggestIndex`) against a request made of the repository's
 languages, file names and README, plus a bonus when a skill's ``paths`` globs match one of its
-files, plus optional use counts. A skill scoring at least half the best score is relevant.
+files. A skill scoring at least half the best score is relevant. A skill used in this
+repository (skillsd's use ledger, and Claude Code's transcripts when the user allows them) is
+relevant whatever its words: its score is raised to at least that half, and more for more uses,
+but never above the best match, so that use alone does not push the matched skills out.
 
 For Claude Code the plan changes nothing when every relevant skill already keeps its
 description. Otherwise it sets the fewest of the least relevant others ``name-only`` that it
@@ -77,6 +80,8 @@ _MANIFESTS: dict[str, str] = {
 MAX_README_CHARS = 8192
 #: The share of the best score a skill needs to count as relevant.
 RELEVANT_SHARE = 0.5
+#: What a skill's uses here add to its score: this times ln(1 + uses), as a share of the best.
+USE_STEP = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +109,8 @@ def relevance(
     skills: Sequence[SkillMetadata], facts: RepoFacts, uses: Mapping[str, int] | None = None
 ) -> dict[str, tuple[float, str]]:
     """Each skill's relevance to the repository (id -> (score, why)); skills with none are
-    absent. ``uses``: how often each skill (by name) was used here, when known."""
+    absent. ``uses``: how often each skill (by name) was used here, when known; a used skill
+    is relevant (see the module's docstring)."""
     files = [split_path(f) for f in facts.files]
 
     def paths_match(skill: SkillMetadata) -> str | None:
@@ -124,13 +130,17 @@ def relevance(
         if "paths" in scored.matched:
             why = f"its paths match {scored.matched['paths'][0]}" + (f"; {why}" if why else "")
         found[scored.skill.id] = (scored.score, why)
+    # Use is measured against the best match (or 1 when nothing matches), so that a used skill
+    # clears the relevance bar and stays at or under the best.
+    base = max((score for score, _ in found.values()), default=0.0) or 1.0
     for skill in skills:
         count = (uses or {}).get(skill.name, 0)
         if count > 0:
             score, why = found.get(skill.id, (0.0, ""))
-            bonus = min(0.5, 0.1 * math.log1p(count))
+            bonus = min(1 - RELEVANT_SHARE, USE_STEP * math.log1p(count))
+            raised = min(base, max(score, RELEVANT_SHARE * base) + bonus * base)
             said = f"used {count} time{'s' if count != 1 else ''} here"
-            found[skill.id] = (score + bonus, f"{why}; {said}" if why else said)
+            found[skill.id] = (raised, f"{why}; {said}" if why else said)
     return found
 
 

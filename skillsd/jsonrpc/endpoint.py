@@ -688,6 +688,12 @@ class Connection:
                     log.debug("%s: write failed: %s", self.label, exc)
                     self._loop.call_soon(self.abort)
                     return
+                except asyncio.CancelledError:
+                    # Closed mid-reply (`abort`, `_finish`): stop without re-raising. A task
+                    # ended by a cancellation keeps it, whose traceback keeps the writing
+                    # frames and the reply they hold (megabytes) in a reference cycle with
+                    # this connection until a full garbage collection, which may not come.
+                    return
                 self._out_bytes -= payload_size(data)
                 del data  # do not keep a sent multi-megabyte reply alive while idle
                 self._account()

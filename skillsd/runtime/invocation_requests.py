@@ -46,7 +46,8 @@ async def invoke(
     :func:`~skillsd.runtime.loading_requests.read_file` says)."""
     view = seen if seen is not None else await view_for(svc, caller, params.cwd, params.session_id)
     command = (params.command or "").lstrip("/").split(maxsplit=1)
-    await remote_ready(svc, view, RefParams(name=command[0]) if command else params)
+    target = RefParams(name=command[0]) if command else params
+    await remote_ready(svc, view, target, deny_only=True)
     invocation = await svc.file_ops.run(invocation_of, view.seen, params)
     record_invocation(view.session, invocation)
     if isinstance(invocation.source, SkillMetadata):

@@ -2,7 +2,8 @@
 that choose it (``skills.profile.plan``, ``.apply``, ``.reset``), for every face.
 
 Each reads what the agent itself reads (its settings files, its own use record) off the event
-loop, bounded, and hands it to the pure model (:mod:`skillsd.core.agent_listing`,
+loop, bounded, and a profile also how often each skill was used in the repository (skillsd's use
+ledger, docs/usage.md), and hands it to the pure model (:mod:`skillsd.core.agent_listing`,
 :mod:`skillsd.core.listing_profile`). ``apply`` writes the agent's own per-skill switch
 (Claude Code: ``skillOverrides`` in the project's ``.claude/settings.local.json``, never the
 committed ``settings.json``) atomically and records what it wrote in ``profiles.json`` beside
@@ -17,7 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skillsd.core import limits
@@ -34,12 +35,14 @@ from skillsd.core.agent_view import known_agent
 from skillsd.core.atomic_files import atomic_write
 from skillsd.core.catalog import Catalog
 from skillsd.core.codex_listing import codex_listing
+from skillsd.core.config import LedgerConfig
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.file_version import stat_key
 from skillsd.core.fs_boundary import decode_json, read_file
 from skillsd.core.listing_profile import Plan, RepoFacts, plan_claude_code, relevance
 from skillsd.runtime.caller import NOBODY, Caller, view_for
 from skillsd.runtime.services import Services
+from skillsd.runtime.usage_report import skill_use_counts
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.errors import InvalidConfigData, StateWriteFailedData
 from skillsd_protocol.listing import (
@@ -69,6 +72,7 @@ __all__ = [
     "profile_apply",
     "profile_plan",
     "profile_reset",
+    "profile_uses",
     "read_repo_facts",
     "records_path_for",
     "reset_profiles",
@@ -384,6 +388,7 @@ def _profile(
     *,
     home: str,
     env: Mapping[str, str],
+    uses: Mapping[str, int] | None = None,
 ) -> tuple[AgentProfile, Plan | None]:
     rules = known_agent(agent)
     if rules.name not in PROFILED:
@@ -396,7 +401,7 @@ def _profile(
     settings = inputs.settings
     if budget_fraction is not None:
         settings = replace(settings, budget_fraction=budget_fraction)
-    scores = relevance(skills, read_repo_facts(root))
+    scores = relevance(skills, read_repo_facts(root), uses)
     plan = plan_claude_code(skills, settings, scores, pinned=pinned, usage=inputs.usage)
     full_before, shown = plan.before.counts()
     full_after, _ = plan.after.counts()
@@ -425,7 +430,8 @@ def _profile(
 @dataclass(frozen=True, slots=True)
 class ProfileRequest:
     """What a profile request sees: the agents asked for, each agent's view of the catalog,
-    the working directory, the repository root and the user's pins."""
+    the working directory, the repository root, the user's pins, and how often each skill (by
+    name) was used in this repository (:func:`profile_uses`; empty when not known)."""
 
     agents: list[str]
     skills: dict[str, list[SkillMetadata]]
@@ -433,6 +439,7 @@ class ProfileRequest:
     root: str
     pinned: tuple[str, ...]
     budget_fraction: float | None = None
+    uses: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -471,9 +478,21 @@ def _plan_all(
                 ours,
                 home=home,
                 env=env,
+                uses=req.uses,
             )
         )
     return out
+
+
+def profile_uses(
+    root: str, ledger: LedgerConfig, *, state_path: str, home: str, env: Mapping[str, str]
+) -> dict[str, int]:
+    """How often each skill was used in the repository at ``root``, for a profile (blocking):
+    the use ledger beside ``state_path``, and Claude Code's transcripts when ``ledger`` allows
+    them; nothing when the user turned the ledger off (``ledger.enabled = false``)."""
+    if not ledger.enabled:
+        return {}
+    return skill_use_counts(root, state_path=state_path, ledger=ledger, home=home, env=env)
 
 
 def plan_profiles(
@@ -606,11 +625,28 @@ async def _profile_request(svc: Services, params: ProfileParams, caller: Caller)
     return ProfileRequest.of(view.seen.catalog, params.agent, params.budget_fraction)
 
 
+#: How long a profile waits for the use ledger's writer to catch up.
+_FLUSH_SECONDS = 5.0
+
+
+async def _with_uses(svc: Services, req: ProfileRequest) -> ProfileRequest:
+    """``req`` with the repository's use counts, read in a file-operation thread after what
+    was served before this request reached the ledger (its writer is a thread)."""
+    if svc.ledger is not None:
+        await svc.file_ops.run(svc.ledger.flush, _FLUSH_SECONDS)
+
+    def count() -> dict[str, int]:
+        ledger = svc.catalogs.configs.user().ledger  # the user's alone: a repository's is not read
+        return profile_uses(req.root, ledger, state_path=svc.state.path, home=svc.home, env=svc.env)
+
+    return replace(req, uses=await svc.file_ops.run(count))
+
+
 async def profile_plan(
     svc: Services, params: ProfileParams, caller: Caller = NOBODY
 ) -> ProfilePlanResult:
     """``skills.profile.plan``."""
-    req = await _profile_request(svc, params, caller)
+    req = await _with_uses(svc, await _profile_request(svc, params, caller))
     path = records_path_for(svc.state.path)
     return await svc.file_ops.run(plan_profiles, req, path, home=svc.home, env=svc.env)
 
@@ -619,7 +655,7 @@ async def profile_apply(
     svc: Services, params: ProfileParams, caller: Caller = NOBODY
 ) -> ProfileApplyResult:
     """``skills.profile.apply``."""
-    req = await _profile_request(svc, params, caller)
+    req = await _with_uses(svc, await _profile_request(svc, params, caller))
     path = records_path_for(svc.state.path)
     return await svc.file_ops.run(apply_profiles, req, path, home=svc.home, env=svc.env)
 

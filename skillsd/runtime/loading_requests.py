@@ -20,6 +20,7 @@ from skillsd.core.skillfile import (
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.gates import gate_load, gate_model_read
 from skillsd.runtime.remote_ready import remote_ready
+from skillsd.runtime.remote_serving import remote_contents, remote_file_names
 from skillsd.runtime.request_view import (
     RequestView,
     resolve,
@@ -66,7 +67,7 @@ async def read_file(
     model's rules: a skill the model may not invoke is refused. ``seen``: the view this
     request took already for ``caller``, ``params.cwd`` and ``params.session_id``."""
     view = seen if seen is not None else await view_for(svc, caller, params.cwd, params.session_id)
-    await remote_ready(svc, view, params)
+    await remote_ready(svc, view, params, deny_only=not model)
     window = await svc.file_ops.run(read_window, view.seen, params, model=model)
     if model and params.offset == 0 and window.file == SKILL_FILE:
         # A host reading a skill's SKILL.md for its model (an MCP resource) is loading it.
@@ -91,7 +92,10 @@ async def skill_contents(
         found = []
         for skill in skills:
             try:
-                found.append(contents_of(view.seen, skill))
+                if skill.remote is not None:  # what its remote lists, loaded or not
+                    found.append(served_remote_contents(svc, view.seen, skill))
+                else:
+                    found.append(contents_of(view.seen, skill))
             except SkillsdError:
                 if strict:
                     raise
@@ -109,6 +113,10 @@ async def skill_files(
 ) -> list[str]:
     """The files of ``skill`` (``SKILL.md`` first), gated like a model read."""
     view = await view_for(svc, caller, cwd, session_id)
+    if skill.remote is not None:
+        listed = await svc.file_ops.run(remote_file_names, svc.remotes.store, view.seen, skill)
+        if listed is not None:
+            return listed
     return await svc.file_ops.run(file_names, view.seen, skill)
 
 
@@ -163,6 +171,15 @@ class SkillContents:
     skill: SkillMetadata
     frontmatter: dict[str, Any]
     files: list[FileDigest] | None
+
+
+def served_remote_contents(svc: Services, view: RequestView, skill: SkillMetadata) -> SkillContents:
+    """A remote skill's contents as its remote lists them
+    (:mod:`~skillsd.runtime.remote_serving`), never its folder's placeholder. Reads the cached
+    listing."""
+    frontmatter, files = remote_contents(svc.remotes.store, view, skill)
+    listed = None if files is None else [FileDigest(*file) for file in files]
+    return SkillContents(skill, frontmatter, listed)
 
 
 def file_names(view: RequestView, skill: SkillMetadata) -> list[str]:

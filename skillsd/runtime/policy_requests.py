@@ -78,19 +78,32 @@ def _same_rule(text: str, rule: Rule) -> bool:
         return False
 
 
+def _enable_persist(params: SetEnabledParams) -> str:
+    """Where ``skills.setEnabled`` keeps its flag: ``scope`` names the same choice as
+    ``persist``; a ``persist`` other than the default that says otherwise is a bad ``scope``."""
+    if params.scope is None:
+        return params.persist
+    if params.persist not in ("user", params.scope):
+        raise bad_param("scope", f' "{params.scope}" disagrees with persist "{params.persist}"')
+    return params.scope
+
+
 async def set_enabled(
     svc: Services, params: SetEnabledParams, caller: Caller = NOBODY
 ) -> SetEnabledResult:
-    if params.persist == "session" and params.session_id is None:
-        raise bad_param("sessionId", ' is required with persist "session"')
+    persist = _enable_persist(params)
+    if persist == "session" and params.session_id is None:
+        raise bad_param(
+            "sessionId", f' is required with {"scope" if params.scope else "persist"} "session"'
+        )
     view = await view_for(svc, caller, params.cwd, params.session_id)
     skill = resolve(view.catalog, params, include_disabled=True)
     session = view.session
-    if params.persist == "session":
+    if persist == "session":
         assert session is not None
         session.enabled_overrides[skill.id] = params.enabled
     else:
-        project = params.persist == "project"
+        project = persist == "project"
         await _save(save_enabled, svc.state, view.catalog, skill, params.enabled, project=project)
         if session is not None:
             # The user's newest choice also ends this session's own override of it.

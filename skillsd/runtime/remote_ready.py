@@ -13,9 +13,13 @@ from skillsd_protocol.messages import RefParams
 __all__ = ["remote_ready"]
 
 
-async def remote_ready(svc: Services, view: View, ref: RefParams) -> None:
+async def remote_ready(
+    svc: Services, view: View, ref: RefParams, *, deny_only: bool = False
+) -> None:
     """Fetch and verify the remote skill ``ref`` names (nothing for a local one); a skill that
-    does not resolve is left to the use case to refuse."""
+    does not resolve is left to the use case to refuse. ``deny_only``: the use case lets an
+    ``ask`` through (a read or an invocation the user makes), so the fetch must too: what it
+    reads is never the folder's placeholder."""
     if not view.catalog.plan.remote_roots:
         return
     try:
@@ -26,6 +30,7 @@ async def remote_ready(svc: Services, view: View, ref: RefParams) -> None:
         return
     # Nothing is fetched for a load the policy would not let through (not even to ask).
     loaded = view.session is not None and skill.path in view.session.loaded
-    if await svc.file_ops.run(gate_load, view.seen, skill.name, deny_only=loaded):
+    lenient = deny_only or loaded
+    if await svc.file_ops.run(gate_load, view.seen, skill.name, deny_only=lenient):
         return
     await svc.remotes.ready(skill, view.catalog.config, view.seen.trusted)

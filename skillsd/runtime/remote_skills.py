@@ -22,12 +22,21 @@ from skillsd.runtime.remote_store import Loaded, RemoteStore
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.errors import InvalidSkillData
 
-__all__ = ["RemoteSkills"]
+__all__ = ["RemoteSkills", "refresh_due", "retry_delay"]
 
 log = logging.getLogger(__name__)
 
 #: How often the background loop looks for a listing past its ttl (a ttl of 0 means this).
 CHECK_SECONDS = 2.0
+#: A remote that did not answer is asked again after this long, then twice as long after each
+#: further failure, up to :data:`MAX_RETRY_SECONDS` (until it answers: then its ttl rules).
+FIRST_RETRY_SECONDS = 2.0
+MAX_RETRY_SECONDS = 300.0
+
+
+def retry_delay(failures: int) -> float:
+    """How long the background refresh waits after ``failures`` (>= 1) failures in a row."""
+    return min(FIRST_RETRY_SECONDS * 2.0 ** min(failures - 1, 32), MAX_RETRY_SECONDS)
 
 
 class RemoteSkills:
@@ -39,8 +48,11 @@ class RemoteSkills:
         self._loop_task: asyncio.Task[None] | None = None
         #: Remotes of catalogs in use (a trusted repository's among them), by name.
         self._followed: dict[str, RemoteConfig] = {}
-        #: Remote name -> when (monotonic) its listing is past its ttl.
+        #: Remote name -> when (monotonic) its listing is past its ttl, or it may be asked
+        #: again after a failure.
         self._due: dict[str, float] = {}
+        #: Remote name -> how many background refreshes in a row it did not answer.
+        self._failures: dict[str, int] = {}
 
     def start(self, user_config: Callable[[], Config], config: Config, trusted: bool) -> None:
         """Refresh in the background, from now on, the user's remotes and those of a catalog
@@ -72,7 +84,9 @@ class RemoteSkills:
             await asyncio.sleep(CHECK_SECONDS)
 
     async def refresh(self, remote: RemoteConfig) -> None:
-        """Ask ``remote`` for its listing once the cached one is past its ttl (in a thread)."""
+        """Ask ``remote`` for its listing once the cached one is past its ttl (in a thread).
+        A remote that does not answer is asked again with exponential backoff
+        (:func:`retry_delay`), not at every turn of the loop."""
         if time.monotonic() < self._due.get(remote.name, 0.0):
             return
         lock = self._lock(remote.name)
@@ -80,10 +94,15 @@ class RemoteSkills:
             return  # a refresh or a load of it is under way
         async with lock:
             try:
-                listing = await asyncio.to_thread(self.store.refresh, remote)
+                listing, error = await asyncio.to_thread(self.store.try_refresh, remote)
             except OSError:
                 log.warning("cannot write the cache of the remote %r", remote.name, exc_info=True)
-                listing = None
+                listing, error = None, "cache"
+        if error is not None:
+            failures = self._failures[remote.name] = self._failures.get(remote.name, 0) + 1
+            self._due[remote.name] = time.monotonic() + retry_delay(failures)
+            return
+        self._failures.pop(remote.name, None)
         if listing is not None and listing.url == remote.url:
             left = listing.fetched_at + listing.lifetime(remote.refresh_seconds) - time.time()
             self._due[remote.name] = time.monotonic() + max(left, 0.0)
@@ -94,28 +113,62 @@ class RemoteSkills:
         it, or saying the remote cannot be reached and nothing verified is kept."""
         if skill.remote is None:
             return
-        name = skill.remote.name
-        remote = next((r for r in remotes_in_effect(config, trusted) if r.name == name), None)
-        if remote is None:
-            raise _refused(skill, "remote.unknown", f"the remote {name!r} is not configured")
-        async with self._lock(name):
-            try:
-                loaded: Loaded = await asyncio.to_thread(self.store.load, remote, skill.name)
-            except OSError as exc:
-                why = f"the cache of the remote {name!r} cannot be written: {exc}"
-                raise _refused(skill, "remote.cache", why) from None
-        if loaded.refusal is not None:
-            refusal = loaded.refusal
-            raise _refused(
-                skill,
-                f"remote.{refusal.check}",
-                f"refused: {refusal} (the server's copy does not match its listing)",
-                refusal.file,
-            )
-        if loaded.folder is None:
-            raise _refused(skill, "remote.unreachable", loaded.error or "cannot be fetched")
-        if loaded.stale:
-            log.info("remote %r unreachable: serving the last verified %s", name, skill.name)
+        remote = _remote_of(skill, config, trusted)
+        async with self._lock(remote.name):
+            loaded = await asyncio.to_thread(_load, self.store, remote, skill)
+        _accept(skill, loaded)
+
+
+def refresh_due(store: RemoteStore, config: Config, trusted: bool) -> list[tuple[str, str]]:
+    """For a process no background refresh serves (one CLI command): each remote in effect asked
+    now for its listing when the cached one is past its ttl, one short timeout per remote at
+    most; a remote that does not answer keeps its last listing, marked stale, as in the daemon.
+    Blocks. Returns each remote that failed, with why."""
+    failed: list[tuple[str, str]] = []
+    for remote in remotes_in_effect(config, trusted):
+        try:
+            _listing, error = store.try_refresh(remote)
+        except OSError as exc:
+            error = f"cannot write its cache: {exc}"
+        if error is not None:
+            failed.append((remote.name, error))
+    return failed
+
+
+def _remote_of(skill: SkillMetadata, config: Config, trusted: bool) -> RemoteConfig:
+    assert skill.remote is not None
+    name = skill.remote.name
+    remote = next((r for r in remotes_in_effect(config, trusted) if r.name == name), None)
+    if remote is None:
+        raise _refused(skill, "remote.unknown", f"the remote {name!r} is not configured")
+    return remote
+
+
+def _load(store: RemoteStore, remote: RemoteConfig, skill: SkillMetadata) -> Loaded:
+    try:
+        return store.load(remote, skill.name)
+    except OSError as exc:
+        why = f"the cache of the remote {remote.name!r} cannot be written: {exc}"
+        raise _refused(skill, "remote.cache", why) from None
+
+
+def _accept(skill: SkillMetadata, loaded: Loaded) -> None:
+    """Nothing when ``skill``'s folder now holds its verified files; else the refusal."""
+    assert skill.remote is not None
+    if loaded.refusal is not None:
+        refusal = loaded.refusal
+        raise _refused(
+            skill,
+            f"remote.{refusal.check}",
+            f"refused: {refusal} (the server's copy does not match its listing)",
+            refusal.file,
+        )
+    if loaded.folder is None:
+        raise _refused(skill, "remote.unreachable", loaded.error or "cannot be fetched")
+    if loaded.stale:
+        log.info(
+            "remote %r unreachable: serving the last verified %s", skill.remote.name, skill.name
+        )
 
 
 def _refused(skill: SkillMetadata, code: str, why: str, file: str | None = None) -> SkillsdError:

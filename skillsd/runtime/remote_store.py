@@ -33,14 +33,21 @@ from skillsd.core.atomic_files import atomic_write, fsync_dir, make_folder
 from skillsd.core.bounded_read import read_regular_file
 from skillsd.core.config import RemoteConfig
 from skillsd.core.remote_roots import STALE_MARK, remote_cache_dir, stub_skill_file
-from skillsd.core.remote_verify import Refusal
+from skillsd.core.remote_verify import Refusal, sha256_digest
 from skillsd.core.remote_wire import RemoteEntry, RemoteError, RemoteFile
 from skillsd.core.token_file import read_token_file
 from skillsd.runtime.remote_http import DEFAULT_TIMEOUT, Listing, RemoteClient
 from skillsd.runtime.remote_load import load_skill
 from skillsd_protocol import Diagnostic
 
-__all__ = ["Loaded", "RemoteState", "RemoteStore", "StoredListing", "remote_problems"]
+__all__ = [
+    "Loaded",
+    "RemoteState",
+    "RemoteStore",
+    "StoredListing",
+    "entry_fingerprint",
+    "remote_problems",
+]
 
 #: A loaded skill holds at most this many bytes (the sum of its listed sizes).
 MAX_SKILL_BYTES = 50 * 1024 * 1024
@@ -99,7 +106,8 @@ class RemoteState(msgspec.Struct, rename="camel"):
     error: str | None = None
     #: Skill name -> why it was refused (the check and the field).
     refused: dict[str, str] = msgspec.field(default_factory=dict)
-    #: Skill name -> the digest of the SKILL.md its folder holds, verified.
+    #: Skill name -> the fingerprint (:func:`entry_fingerprint`) of the listing entry whose
+    #: files its folder holds, every one verified.
     verified: dict[str, str] = msgspec.field(default_factory=dict)
 
     @property
@@ -130,6 +138,9 @@ class RemoteStore:
     def __init__(self, cache_dir: str | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> None:
         self.root = os.path.join(cache_dir, "remotes") if cache_dir else remote_cache_dir()
         self.timeout = timeout
+        #: Remote name -> its listing file's identity, the URL it was listed from, and its
+        #: entries by skill name (parsed once per listing, not once per skill served).
+        self._entries: dict[str, tuple[tuple[int, int, int], str, dict[str, StoredEntry]]] = {}
 
     # -- reading the cache (cheap: no network) --------------------------------------------------
 
@@ -143,6 +154,28 @@ class RemoteStore:
             return _LISTING.decode(data.data)
         except (OSError, ValueError, msgspec.DecodeError):
             return None
+
+    def listed_entry(self, remote: str, url: str, skill: str) -> RemoteEntry | None:
+        """``skill``'s entry in the last listing ``remote`` answered from ``url``, or None
+        (not listed, never listed, or listed from another URL). No network."""
+        path = os.path.join(self._dir(remote), "listing.json")
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        key = (info.st_ino, info.st_mtime_ns, info.st_size)
+        held = self._entries.get(remote)
+        if held is None or held[0] != key:
+            listing = self.listing(remote)
+            if listing is None:
+                return None
+            entries: dict[str, StoredEntry] = {}
+            for stored in listing.skills:
+                entries.setdefault(stored.name, stored)  # the first of a name, as loads do
+            held = (key, listing.url, entries)
+            self._entries[remote] = held
+        found = held[2].get(skill) if held[1] == url else None
+        return found.entry() if found is not None else None
 
     def state(self, remote: str) -> RemoteState:
         try:
@@ -174,6 +207,13 @@ class RemoteStore:
     def refresh(self, remote: RemoteConfig, *, force: bool = False) -> StoredListing | None:
         """The remote's listing, asked anew unless the cached one is within its ttl; a failure
         keeps the last listing and records the error (its skills are then ``stale``)."""
+        return self.try_refresh(remote, force=force)[0]
+
+    def try_refresh(
+        self, remote: RemoteConfig, *, force: bool = False
+    ) -> tuple[StoredListing | None, str | None]:
+        """As :meth:`refresh`, with the error when the remote was asked and did not answer
+        (None when it answered, or was not asked: its listing is within its ttl)."""
         now = time.time()
         cached = self.listing(remote.name)
         if (
@@ -182,7 +222,7 @@ class RemoteStore:
             and cached.url == remote.url
             and cached.fresh(now, remote.refresh_seconds)
         ):
-            return cached
+            return cached, None
         state = self.state(remote.name)
         state.last_attempt = now
         try:
@@ -192,7 +232,8 @@ class RemoteStore:
             state.error = str(exc)
             self._save_state(remote.name, state)
             self._mark_stale(remote.name, True)
-            return cached if cached is not None and cached.url == remote.url else None
+            kept = cached if cached is not None and cached.url == remote.url else None
+            return kept, state.error
         stored = _stored(remote.url, listing, now)
         self._write(remote.name, "listing.json", msgspec.json.encode(stored), stored.cache_scope)
         state.error = None
@@ -202,7 +243,7 @@ class RemoteStore:
         self._sync_folders(remote.name, stored, state)
         self._save_state(remote.name, state)
         self._mark_stale(remote.name, False)
-        return stored
+        return stored, None
 
     def _mark_stale(self, remote: str, stale: bool) -> None:
         """The mark the catalog reads in the remote's (watched) skills folder."""
@@ -227,14 +268,14 @@ class RemoteStore:
             if not _SAFE_NAME.match(entry.name) or entry.name in wanted:
                 continue
             wanted.add(entry.name)
-            first = entry.skill_file
             folder = os.path.join(skills, entry.name)
+            fingerprint = entry_fingerprint(entry)
             if (
-                first is not None
-                and state.verified.get(entry.name) == first.digest
+                fingerprint is not None
+                and state.verified.get(entry.name) == fingerprint
                 and os.path.isfile(os.path.join(folder, "SKILL.md"))
             ):
-                continue  # the verified copy is still the listed one
+                continue  # the verified copy is still the listed one, every file of it
             state.verified.pop(entry.name, None)
             stub = stub_skill_file(entry.frontmatter, remote)
             current = os.path.join(folder, "SKILL.md")
@@ -272,11 +313,11 @@ class RemoteStore:
             return self._refused(remote.name, skill, Refusal("size", "SKILL.md", why))
         scope = listing.cache_scope if listing is not None else "private"
         state = self.state(remote.name)
-        first = entry.skill_file
+        fingerprint = entry_fingerprint(entry)
         if (
-            first is not None
+            fingerprint is not None
             and last is not None
-            and state.verified.get(entry.name) == first.digest
+            and state.verified.get(entry.name) == fingerprint
         ):
             return Loaded(last, stale=state.stale)  # loaded before, and still what is listed
         if state.error is not None and state.last_attempt >= started:
@@ -304,9 +345,8 @@ class RemoteStore:
         )
         state = self.state(remote.name)
         state.refused.pop(skill, None)
-        first = entry.skill_file
-        if first is not None:
-            state.verified[entry.name] = first.digest
+        if fingerprint is not None:
+            state.verified[entry.name] = fingerprint
         self._save_state(remote.name, state)
         return Loaded(folder, stale=state.stale)
 
@@ -405,6 +445,16 @@ def _stored(url: str, listing: Listing, now: float) -> StoredListing:
     return StoredListing(
         url, now, listing.ttl_ms, listing.cache_scope, listing.version, skills, listing.refused
     )
+
+
+def entry_fingerprint(entry: RemoteEntry) -> str | None:
+    """What a loaded folder is checked against: every file the entry lists, by path, digest
+    and size (a changed script with an unchanged ``SKILL.md`` is a changed skill). None for
+    an entry whose files are not listed (``"dynamic"``): fetched again at each load."""
+    if entry.files is None or entry.skill_file is None:
+        return None
+    lines = sorted(f"{f.path}\0{f.digest}\0{f.size}" for f in entry.files)
+    return sha256_digest("\n".join(lines).encode())
 
 
 def remote_problems(remotes: tuple[RemoteConfig, ...], store: RemoteStore) -> list[Diagnostic]:

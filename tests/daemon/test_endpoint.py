@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import subprocess
 import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -504,6 +506,50 @@ def test_a_peer_that_never_reads_is_dropped() -> None:
         assert 10_000 // 40 < fed < 1000  # dropped once ~10 kB of replies were queued
 
     run(scenario)
+
+
+class _Held:
+    """Stands for the reply a channel holds while it waits for the peer to read."""
+
+
+class HoldingChannel(FakeChannel):
+    """A channel whose pending write keeps ``held`` in its frame, as a real one keeps the
+    reply it is sending."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: list[weakref.ref[_Held]] = []
+
+    async def write(self, data: bytes) -> None:
+        reply = _Held()
+        self.held.append(weakref.ref(reply))
+        await self.gate.wait()
+        self.data += data
+        del reply
+
+
+def test_a_connection_closed_mid_write_frees_the_reply_at_once() -> None:
+    """Aborted while its writer waits on a peer that does not read, the connection lets go of
+    what the writer held when the writer stops, not at some later full garbage collection (a
+    cancellation kept by the writer task would hold its frames in a reference cycle)."""
+
+    async def scenario() -> None:
+        chan = HoldingChannel()
+        chan.direct = False
+        chan.gate.clear()  # the peer reads nothing
+        conn = Connection(make_router(Gates()), chan)
+        conn.feed(rpc(1, "ping"))
+        await quiet(chan)
+        assert len(chan.held) == 1 and chan.held[0]() is not None
+        conn.abort()
+        await quiet(chan)
+        assert chan.held[0]() is None
+
+    gc.disable()
+    try:
+        run(scenario)
+    finally:
+        gc.enable()
 
 
 def test_too_many_requests_in_flight_pauses_reading() -> None:

@@ -79,6 +79,36 @@ def test_a_project_flag_holds_in_its_repository_only_and_is_kept_outside_it(
     assert _state(tree)["disabled"] == []
 
 
+def test_scope_project_is_persist_project(tree: dict[str, Path], daemon: StdioDaemon) -> None:
+    client = Client(daemon, tree["project"])
+    result = client.ok("skills.setEnabled", name="commit-message", enabled=False, scope="project")
+    assert result["skill"]["enabled"] is False
+    assert _enabled(client, tree["project"])["commit-message"] is False
+    assert _enabled(client, tree["other"])["commit-message"] is True
+    skill_md = os.path.realpath(tree["home"] / ".agents" / "skills" / "commit-message" / "SKILL.md")
+    assert _state(tree)["projects"] == {os.path.realpath(tree["project"]): {skill_md: False}}
+    assert _state(tree)["disabled"] == []
+    # Both given: they must agree (the default persist gives way to scope).
+    client.ok(
+        "skills.setEnabled", name="commit-message", enabled=True, scope="project", persist="project"
+    )
+    assert _enabled(client, tree["project"])["commit-message"] is True
+    client.ok(
+        "skills.setEnabled", name="release-notes@user", enabled=False, scope="user", persist="user"
+    )
+    assert _enabled(client, tree["other"])["release-notes"] is False
+    error = client.err(
+        "skills.setEnabled", name="commit-message", enabled=False, scope="user", persist="project"
+    )
+    assert error["code"] == -32602 and error["data"]["field"] == "scope"
+    assert "persist" in error["message"]
+    error = client.err("skills.setEnabled", name="commit-message", enabled=False, scope="session")
+    assert error["data"]["field"] == "sessionId" and 'scope "session"' in error["message"]
+    error = client.err("skills.setEnabled", name="commit-message", enabled=False, scope="repo")
+    assert error["code"] == -32602 and "scope" in error["message"]
+    assert _enabled(client, tree["project"])["commit-message"] is True
+
+
 def test_a_project_flag_wins_over_the_users_own_flag_there(
     tree: dict[str, Path], daemon: StdioDaemon
 ) -> None:

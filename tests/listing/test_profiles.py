@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.listing.fixtures import LOCAL, README, REPO_NEEDS, build, skill_name
+from tests.listing.fixtures import LOCAL, README, REPO_NEEDS, build, skill_name, write_skill
 from tests.support.cli import run_tree_cli as run_cli
 from tests.support.client import Client
 from tests.support.env import daemon_env
@@ -124,6 +124,51 @@ def test_an_agent_not_modelled_says_so(client: Client) -> None:
     assert listing["modelled"] is False and "not modelled" in listing["why"]
     plan = client.ok("skills.profile.plan", agent="gemini-cli")["profiles"][0]
     assert plan["supported"] is False and "docs/agents.md" in plan["why"]
+
+
+def _shown(plan: dict[str, object], *names: str) -> list[tuple[str, str]]:
+    choices = plan["choices"]
+    assert isinstance(choices, list)
+    return [(c["name"], c["shown"]) for c in choices if c["name"] in names]
+
+
+def test_a_skill_used_here_keeps_its_description_whatever_its_words(tmp_path: Path) -> None:
+    """Two skills of nothing the repository mentions, both in full before the profile (first in
+    Claude Code's order); the one loaded here keeps its description, the other does not; with
+    the ledger turned off, neither."""
+    home, project = build("three-hundred", tmp_path)
+    (project / "README.md").write_text(README)
+    used, unused = "aaa-watercolour", "aab-origami"
+    write_skill(home / ".claude/skills", used, "Paints watercolour birds on handmade paper.")
+    write_skill(home / ".claude/skills", unused, "Folds origami cranes from square sheets.")
+    config = tmp_path / "config.toml"
+    config.write_text('[permissions]\nallow = ["skill_load"]\n')
+    tree = {"tmp": tmp_path, "home": home, "project": project}
+    daemon = InProcessDaemon(daemon_env(tree))
+    try:
+        client = Client(daemon, project)
+        needed = _needed(client)
+        assert {used, unused} <= _full(client)
+        plan = client.ok("skills.profile.plan", agent="claude-code")["profiles"][0]
+        assert _shown(plan, used, unused) == [(used, "name-only"), (unused, "name-only")]
+
+        client.ok("skills.load", name=used)
+        plan = client.ok("skills.profile.plan", agent="claude-code")["profiles"][0]
+        assert _shown(plan, used, unused) == [(used, "full"), (unused, "name-only")]
+        [choice] = [c for c in plan["choices"] if c["name"] == used]
+        assert choice["why"] == "used 1 time here"
+        assert {n for n, shown in _shown(plan, *needed) if shown == "full"} == needed
+        client.ok("skills.profile.apply", agent="claude-code")
+        assert used in _full(client) and needed <= _full(client)
+        assert unused not in _full(client)
+        client.ok("skills.profile.reset", agent="claude-code")
+
+        # Off: the ledger's counts are not read.
+        config.write_text('[permissions]\nallow = ["skill_load"]\n[ledger]\nenabled = false\n')
+        plan = client.ok("skills.profile.plan", agent="claude-code")["profiles"][0]
+        assert _shown(plan, used, unused) == [(used, "name-only"), (unused, "name-only")]
+    finally:
+        daemon.kill()
 
 
 @pytest.mark.process

@@ -7,104 +7,26 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.remote.fake_skills_server import FakeServer, entry, serving
+from tests.remote.loopback import (
+    DEPLOY,
+    call,
+    consumer,
+    remote_named,
+    skills_of,
+    team_server,
+    wait_for,
+)
 from tests.support import daemons as h
-from tests.support.daemons import free_port
 from tests.support.mcp_http import TOKEN
 from tests.support.skill_tree import write_skill
 
 pytestmark = [pytest.mark.process]
-
-DEPLOY = "---\nname: deploy\ndescription: Ship the service to production.\n---\n\nRun it.\n"
-
-
-def _wait(what: str, probe: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = probe()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@contextmanager
-def team_server(
-    team: Path, home: Path, token: Path
-) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``skillsd mcp --http`` serving the team's skills (machine A)."""
-    port = free_port()
-    environ = h.env(HOME=os.fspath(home), SKILLSD_CONFIG=os.fspath(home / "config.toml"))
-    environ.pop("SKILLSD_MCP_TOKEN", None)
-    proc = subprocess.Popen(
-        [
-            *(sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}"),
-            *("--token-file", os.fspath(token), "--cwd", os.fspath(team)),
-        ],
-        env=environ,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        import socket
-
-        def up() -> bool:
-            with socket.socket() as s:
-                return s.connect_ex(("127.0.0.1", port)) == 0
-
-        _wait("the team server", up)
-        yield proc, url
-    finally:
-        h.stop(proc)
-
-
-def consumer(tmp: Path, remotes: str, *, allow: bool = True) -> tuple[dict[str, str], Path]:
-    """Machine B: its own home and a user config naming the remote(s)."""
-    home = tmp / "home-b"
-    home.mkdir(exist_ok=True)
-    config = tmp / "config-b.toml"
-    # Loading asks nobody here (unless a test wants it to): the user allows every load.
-    allowed = '[permissions]\ndefaultAction = "allow"\n\n' if allow else ""
-    config.write_text(allowed + remotes)
-    project = tmp / "project"
-    (project / ".git").mkdir(parents=True, exist_ok=True)
-    environ = h.env(
-        HOME=os.fspath(home),
-        SKILLSD_CONFIG=os.fspath(config),
-        XDG_CACHE_HOME=os.fspath(tmp / "cache-b"),
-        XDG_STATE_HOME=os.fspath(tmp / "state-b"),
-    )
-    return environ, project
-
-
-def _call(daemon: h.StdioDaemon, n: list[int], method: str, params: dict[str, Any]) -> Any:
-    """The reply to one request (the ``skills.changed`` notifications on the way skipped)."""
-    n[0] += 1
-    daemon.send(h.request(n[0], method, params))
-    while True:
-        message = daemon.reader.message()
-        if message.get("id") == n[0]:
-            return message
-
-
-def _skills(daemon: h.StdioDaemon, project: Path, n: list[int]) -> list[dict[str, Any]]:
-    reply = _call(daemon, n, "skills.list", {"cwd": os.fspath(project)})
-    assert "result" in reply, reply
-    skills: list[dict[str, Any]] = reply["result"]["skills"]
-    return skills
-
-
-def _remote(skills: list[dict[str, Any]], name: str) -> dict[str, Any] | None:
-    return next((s for s in skills if s["scope"] == "remote" and s["name"] == name), None)
 
 
 def test_one_skillsd_serving_over_http_feeds_another(tmp_path: Path) -> None:
@@ -133,11 +55,11 @@ def test_one_skillsd_serving_over_http_feeds_another(tmp_path: Path) -> None:
         daemon = h.StdioDaemon(environ=environ)
         n = [0]
         try:
-            listed = _wait(
+            listed = wait_for(
                 "the team's skills listed",
-                lambda: (s := _skills(daemon, project, n)) and _remote(s, "deploy") and s,
+                lambda: (s := skills_of(daemon, project, n)) and remote_named(s, "deploy") and s,
             )
-            deploy = _remote(listed, "deploy")
+            deploy = remote_named(listed, "deploy")
             assert deploy is not None
             assert deploy["remote"] == {"name": "team", "url": url}
             assert deploy["qualifiedName"] == "team:deploy"
@@ -147,12 +69,10 @@ def test_one_skillsd_serving_over_http_feeds_another(tmp_path: Path) -> None:
             assert {s["scope"] for s in reviews} == {"repo", "remote"}
             assert all(s.get("sameName") for s in reviews)
 
-            loaded = _call(
-                daemon, n, "skills.load", {"cwd": os.fspath(project), "id": deploy["id"]}
-            )
+            loaded = call(daemon, n, "skills.load", {"cwd": os.fspath(project), "id": deploy["id"]})
             assert "result" in loaded, loaded
             assert "Run it." in loaded["result"]["content"]
-            read = _call(
+            read = call(
                 daemon,
                 n,
                 "skills.readFile",
@@ -167,10 +87,10 @@ def test_one_skillsd_serving_over_http_feeds_another(tmp_path: Path) -> None:
 
             def reloaded() -> bool:
                 params = {"cwd": os.fspath(project), "id": deploy["id"], "force": True}
-                got = _call(daemon, n, "skills.load", params)
+                got = call(daemon, n, "skills.load", params)
                 return "Run it twice." in got.get("result", {}).get("content", "")
 
-            _wait("the server's change", reloaded)
+            wait_for("the server's change", reloaded)
         except BaseException:
             daemon.kill()
             raise
@@ -179,13 +99,13 @@ def test_one_skillsd_serving_over_http_feeds_another(tmp_path: Path) -> None:
     try:
         # Past refreshSeconds the next refresh fails: the skills stay, marked stale.
         def stale() -> dict[str, Any] | None:
-            skill = _remote(_skills(daemon, project, n), "deploy")
+            skill = remote_named(skills_of(daemon, project, n), "deploy")
             codes = [d["code"] for d in (skill or {}).get("diagnostics", [])]
             return skill if "remote.stale" in codes else None
 
-        deploy = _wait("the skills marked stale", stale)
+        deploy = wait_for("the skills marked stale", stale)
         params = {"cwd": os.fspath(project), "id": deploy["id"], "force": True}
-        offline = _call(daemon, n, "skills.load", params)
+        offline = call(daemon, n, "skills.load", params)
         assert "Run it twice." in offline["result"]["content"], offline
         listed_state = subprocess.run(
             [sys.executable, "-m", "skillsd", "remote", "list"],
@@ -218,13 +138,13 @@ def test_a_server_serving_a_stale_digest_is_refused_and_doctor_says_why(tmp_path
         daemon = h.StdioDaemon(environ=environ)
         n = [0]
         try:
-            skills = _wait(
+            skills = wait_for(
                 "the listing",
-                lambda: (s := _skills(daemon, project, n)) and _remote(s, "deploy") and s,
+                lambda: (s := skills_of(daemon, project, n)) and remote_named(s, "deploy") and s,
             )
-            deploy = _remote(skills, "deploy")
+            deploy = remote_named(skills, "deploy")
             assert deploy is not None
-            got = _call(daemon, n, "skills.load", {"cwd": os.fspath(project), "id": deploy["id"]})
+            got = call(daemon, n, "skills.load", {"cwd": os.fspath(project), "id": deploy["id"]})
             assert "error" in got, got
             assert "refused: SKILL.md: digest sha256:" in got["error"]["message"]
             assert "Rm -rf" not in str(got)
@@ -259,13 +179,13 @@ def test_nothing_is_fetched_for_a_load_waiting_for_approval(tmp_path: Path) -> N
         daemon = h.StdioDaemon(environ=environ)
         n = [0]
         try:
-            skills = _wait(
+            skills = wait_for(
                 "the listing",
-                lambda: (s := _skills(daemon, project, n)) and _remote(s, "deploy") and s,
+                lambda: (s := skills_of(daemon, project, n)) and remote_named(s, "deploy") and s,
             )
-            deploy = _remote(skills, "deploy")
+            deploy = remote_named(skills, "deploy")
             assert deploy is not None
-            got = _call(daemon, n, "skills.load", {"cwd": os.fspath(project), "id": deploy["id"]})
+            got = call(daemon, n, "skills.load", {"cwd": os.fspath(project), "id": deploy["id"]})
             assert got["error"]["data"]["kind"] == "permission_required", got
             assert not [m for _v, m, _h in fake.seen if m == "resources/read"]
         finally:

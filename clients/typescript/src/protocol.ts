@@ -1327,7 +1327,8 @@ export interface SessionOpenResult {
  * `persist`: `user` (the user's state file: every repository, session and host),
  * `project` (the state file too, under the real root of `cwd`'s repository: only there,
  * winning over the user's flag; never written in the repository) or `session` (only the
- * calls that pass `sessionId`).
+ * calls that pass `sessionId`). `scope`: the same choice under another name; when both
+ * are given, a `persist` other than `user` must agree with it.
  */
 export interface SetEnabledParams {
   /** @default null */
@@ -1343,6 +1344,8 @@ export interface SetEnabledParams {
   path?: string | null;
   /** @default "user" */
   persist?: "project" | "session" | "user";
+  /** @default null */
+  scope?: "project" | "session" | "user" | null;
   /** @default null */
   sessionId?: string | null;
 }
