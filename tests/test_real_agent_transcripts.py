@@ -21,47 +21,9 @@ from typing import Any
 
 import pytest
 
+from tests.support.capture_server import BIN, stream_text
+
 pytestmark = [pytest.mark.slow, pytest.mark.process]
-
-BIN = os.environ.get("SKILLSD_AGENTS_BIN", "")
-
-
-def _events(blocks: list[dict[str, Any]], stop: str) -> str:
-    """A streamed messages-API answer holding ``blocks``."""
-    events: list[dict[str, Any]] = [
-        {
-            "type": "message_start",
-            "message": {
-                "id": "msg_capture",
-                "type": "message",
-                "role": "assistant",
-                "model": "capture",
-                "content": [],
-                "stop_reason": None,
-                "stop_sequence": None,
-                "usage": {"input_tokens": 1, "output_tokens": 1},
-            },
-        }
-    ]
-    for index, block in enumerate(blocks):
-        if block["type"] == "text":
-            start = {"type": "text", "text": ""}
-            delta = {"type": "text_delta", "text": block["text"]}
-        else:
-            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-        events.append({"type": "content_block_start", "index": index, "content_block": start})
-        events.append({"type": "content_block_delta", "index": index, "delta": delta})
-        events.append({"type": "content_block_stop", "index": index})
-    events.append(
-        {
-            "type": "message_delta",
-            "delta": {"stop_reason": stop, "stop_sequence": None},
-            "usage": {"output_tokens": 1},
-        }
-    )
-    events.append({"type": "message_stop"})
-    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
 
 
 class _Model(http.server.BaseHTTPRequestHandler):
@@ -103,10 +65,10 @@ class _Model(http.server.BaseHTTPRequestHandler):
                 "name": "Skill",
                 "input": {"skill": "pdf-forms"},
             }
-            body = _events([use], "tool_use")
+            body = stream_text([use], "tool_use")
         else:
             kind = "text/event-stream"
-            body = _events([{"type": "text", "text": "done"}], "end_turn")
+            body = stream_text([{"type": "text", "text": "done"}], "end_turn")
         data = body.encode()
         self.send_response(200)
         self.send_header("Content-Type", kind)

@@ -38,7 +38,14 @@ from skillsd.core.codex_listing import codex_listing
 from skillsd.core.config import LedgerConfig
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.file_version import stat_key
-from skillsd.core.fs_boundary import decode_json, read_file
+from skillsd.core.fs_boundary import (
+    OutsideRoot,
+    TreeLimit,
+    beneath,
+    decode_json,
+    read_file,
+    walk_tree,
+)
 from skillsd.core.listing_profile import Plan, RepoFacts, plan_claude_code, relevance
 from skillsd.runtime.caller import NOBODY, Caller, view_for
 from skillsd.runtime.services import Services
@@ -89,6 +96,8 @@ _MAX_CLAUDE_JSON = 16 * 1024 * 1024
 #: A repository's files a profile looks at (names only), and how deep.
 _MAX_REPO_FILES = 5000
 _MAX_REPO_DEPTH = 6
+#: Files and folders looked at in all (folders cost a listing too).
+_MAX_REPO_ENTRIES = 4 * _MAX_REPO_FILES
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "target", "dist"})
 
 
@@ -173,26 +182,29 @@ def _claude_inputs(
 
 def read_repo_facts(root: str) -> RepoFacts:
     """The README and the file names of the repository at ``root`` (bounded: at most
-    :data:`_MAX_REPO_FILES` names, :data:`_MAX_REPO_DEPTH` folders deep; no links followed)."""
+    :data:`_MAX_REPO_FILES` names, :data:`_MAX_REPO_DEPTH` folders deep; the boundary's walk, so
+    no link is followed)."""
     files: list[str] = []
-    stack = [(root, "", 0)]
-    while stack and len(files) < _MAX_REPO_FILES:
-        folder, prefix, depth = stack.pop()
-        try:
-            with os.scandir(folder) as entries:
-                found = sorted(entries, key=lambda e: e.name)
-        except OSError:
-            continue
-        for entry in found:
-            if len(files) >= _MAX_REPO_FILES:
-                break
-            rel = f"{prefix}{entry.name}"
-            with contextlib.suppress(OSError):
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in _SKIP_DIRS and depth < _MAX_REPO_DEPTH:
-                        stack.append((entry.path, rel + "/", depth + 1))
-                elif entry.is_file(follow_symlinks=False):
-                    files.append(rel)
+
+    def enter(_rel: str, entry: os.DirEntry[str]) -> bool:
+        return entry.name not in _SKIP_DIRS
+
+    def skip(_rel: str, _why: OSError | TreeLimit) -> None:
+        pass  # a folder too deep or unreadable only leaves its names out
+
+    with contextlib.suppress(TreeLimit):
+        walk = walk_tree(
+            root,
+            max_depth=_MAX_REPO_DEPTH,
+            max_entries=_MAX_REPO_ENTRIES,
+            enter=enter,
+            skipped=skip,
+        )
+        for rel, entry in walk:
+            if entry.is_file(follow_symlinks=False):
+                files.append(rel)
+                if len(files) >= _MAX_REPO_FILES:
+                    break
     readme = ""
     for name in ("README.md", "README.rst", "README.txt", "README", "readme.md"):
         text = _read_text(os.path.join(root, name))
@@ -523,6 +535,18 @@ def _settings_text(path: str) -> str | None:
         raise SkillsdError(f"{path}: not UTF-8", InvalidConfigData(path=path)) from None
 
 
+def _in_repository(cwd: str, path: str) -> str:
+    """``path`` (the project's local settings) after checking it lies beneath ``cwd`` with no
+    symlinked folder on the way leading out: a repository's ``.claude`` linked elsewhere must
+    not make a profile read or write a file outside it."""
+    try:
+        return beneath(cwd, path)
+    except OutsideRoot as exc:
+        raise SkillsdError(
+            f"{path}: not read or written: {exc}", StateWriteFailedData(path=path)
+        ) from None
+
+
 def _write_settings(path: str, text: str | None) -> None:
     try:
         if text is None:
@@ -555,7 +579,7 @@ def apply_profiles(
     for profile, plan in planned:
         if plan is None or profile.target is None:
             continue
-        path = profile.target
+        path = _in_repository(req.cwd, profile.target)
         found = records.get(path)
         record: dict[str, Any] | None = found if isinstance(found, dict) else None
         ours = dict(record.get("written", {})) if record else {}
@@ -588,7 +612,7 @@ def reset_profiles(
     for agent in req.agents:
         if agent != "claude-code":
             continue
-        path = claude_paths(req.cwd, home, env)["local"]
+        path = _in_repository(req.cwd, claude_paths(req.cwd, home, env)["local"])
         record = records.get(path)
         if not isinstance(record, dict):
             continue

@@ -191,3 +191,19 @@ def test_the_commands_as_a_user_runs_them(tree: dict[str, Path]) -> None:
     assert {skill_name(i) for i in range(0, 300, 10)} <= full
     assert run_cli(tree, "profile", "--reset").returncode == 0
     assert local.read_bytes() == before
+
+
+def test_a_claude_folder_linked_out_of_the_repository_is_neither_read_nor_written(
+    client: Client, tree: dict[str, Path], tmp_path: Path
+) -> None:
+    """A repository whose ``.claude`` is a symlink to a folder elsewhere (another project, a
+    folder of the user's) cannot make ``apply`` write a settings file there."""
+    project = tree["project"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".claude/settings.local.json").unlink()
+    (project / ".claude").rmdir()
+    (project / ".claude").symlink_to(elsewhere, target_is_directory=True)
+    error = client.err("skills.profile.apply", agent="claude-code")
+    assert ".claude/settings.local.json" in error["message"], error
+    assert list(elsewhere.iterdir()) == []

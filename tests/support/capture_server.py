@@ -9,36 +9,46 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["BIN", "Capture", "CaptureServer", "strings"]
+__all__ = ["BIN", "Capture", "CaptureServer", "stream_text", "strings"]
 
 #: The folder of the agents' commands (``SKILLSD_AGENTS_BIN``); empty: the tests are skipped.
 BIN = os.environ.get("SKILLSD_AGENTS_BIN", "")
 
-#: A minimal streamed answer of the messages API: one text block, then the end of the turn.
-_STREAM: list[dict[str, Any]] = [
-    {
-        "type": "message_start",
-        "message": {
-            "id": "msg_capture",
-            "type": "message",
-            "role": "assistant",
-            "model": "capture",
-            "content": [],
-            "stop_reason": None,
-            "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        },
-    },
-    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
-    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
-    {"type": "content_block_stop", "index": 0},
-    {
-        "type": "message_delta",
-        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-        "usage": {"output_tokens": 1},
-    },
-    {"type": "message_stop"},
-]
+#: The message a streamed answer starts with (and a plain answer is made from).
+_MESSAGE: dict[str, Any] = {
+    "id": "msg_capture",
+    "type": "message",
+    "role": "assistant",
+    "model": "capture",
+    "content": [],
+    "stop_reason": None,
+    "stop_sequence": None,
+    "usage": {"input_tokens": 1, "output_tokens": 1},
+}
+
+
+def stream_text(blocks: list[dict[str, Any]], stop: str) -> str:
+    """A streamed messages-API answer holding ``blocks``."""
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": _MESSAGE}]
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        events.append({"type": "content_block_stop", "index": index})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": 1},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
 
 
 class Capture(http.server.BaseHTTPRequestHandler):
@@ -56,11 +66,11 @@ class Capture(http.server.BaseHTTPRequestHandler):
         self.server.bodies.append(request)
         if request.get("stream"):
             kind = "text/event-stream"
-            body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _STREAM)
+            body = stream_text([{"type": "text", "text": "ok"}], "end_turn")
         else:
             kind = "application/json"
             text = [{"type": "text", "text": "ok"}]
-            body = json.dumps({**_STREAM[0]["message"], "content": text, "stop_reason": "end_turn"})
+            body = json.dumps({**_MESSAGE, "content": text, "stop_reason": "end_turn"})
         data = body.encode()
         self.send_response(200)
         self.send_header("Content-Type", kind)
