@@ -30,8 +30,8 @@ def skillsd_plan(corpus: Corpus) -> tuple[Any, Any]:
     roots) and, because one root holds the whole corpus, the per-root directory cap (2000 by
     default) is raised to let every skill directory and category folder be listed.
     """
-    from skillsd.core.config import Config, DiscoveryConfig, RootsConfig
-    from skillsd.core.discovery import compute_roots
+    from skillsd.core.discovery.fs_roots import compute_roots
+    from skillsd.core.policy.config import Config, DiscoveryConfig, RootsConfig
 
     config = Config(
         validation=MANIFEST_MODE,
@@ -49,7 +49,7 @@ def _catalog_outcome(catalog: Any) -> Outcome:
 
 def prepare_scan(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
     """skillsd's discovery scan alone (walk, resource counts), as a cold build runs it."""
-    from skillsd.core.discovery import scan_plan
+    from skillsd.core.discovery.fs_roots import scan_plan
 
     config, plan = skillsd_plan(corpus)
 
@@ -61,8 +61,8 @@ def prepare_scan(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
 
 
 def _cold_catalog(corpus: Corpus) -> Runner:
-    from skillsd.core.catalog_build import build_catalog
-    from skillsd.core.discovery import compute_roots
+    from skillsd.core.catalog.fs_catalog_build import build_catalog
+    from skillsd.core.discovery.fs_roots import compute_roots
 
     config, _ = skillsd_plan(corpus)
 
@@ -102,7 +102,7 @@ Rebuild = Callable[[Any, Any, Any, str], Any]
 def _prepare_after_one_edit(corpus: Corpus, rebuild: Rebuild) -> Prepared:
     """Build a catalog once; before each run one valid skill's SKILL.md gets an atomic save
     (untimed), and the run is ``rebuild`` against the catalog built before the first edit."""
-    from skillsd.core.catalog_build import build_catalog
+    from skillsd.core.catalog.fs_catalog_build import build_catalog
 
     config, plan = skillsd_plan(corpus)
     previous = build_catalog(plan, config)
@@ -119,7 +119,7 @@ def prepare_relist(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
 
     It must re-list one directory and re-parse exactly the edited file (``stats.parsed == 1``).
     """
-    from skillsd.core.catalog_build import refresh_catalog
+    from skillsd.core.catalog.fs_catalog_build import refresh_catalog
 
     return _prepare_after_one_edit(
         corpus, lambda _config, _plan, previous, path: refresh_catalog(previous, [path])
@@ -130,7 +130,7 @@ def prepare_rescan(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
     """A full rescan reusing every unchanged parse: ``build_catalog(previous=...)`` after one
     edit. The daemon does this only for structural events (a skill added or removed, a root
     appearing) or a watcher fallback; shown for comparison with ``relist``."""
-    from skillsd.core.catalog_build import build_catalog
+    from skillsd.core.catalog.fs_catalog_build import build_catalog
 
     return _prepare_after_one_edit(
         corpus,
@@ -140,8 +140,8 @@ def prepare_rescan(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
 
 def prepare_search(corpus: Corpus, opts: argparse.Namespace) -> Prepared:
     """``SearchIndex.search`` latency over a built index (the daemon caches one per catalog)."""
-    from skillsd.core.catalog_build import build_catalog
-    from skillsd.core.search import SearchIndex
+    from skillsd.core.catalog.fs_catalog_build import build_catalog
+    from skillsd.core.catalog.search import SearchIndex
 
     config, plan = skillsd_plan(corpus)
     catalog = build_catalog(plan, config)
@@ -171,8 +171,8 @@ def hwm():
 sys.path.insert(0, sys.argv[1])
 from bench.core_probes import skillsd_plan
 from bench.corpus import Corpus
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.search import SearchIndex
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.catalog.search import SearchIndex
 config, plan = skillsd_plan(Corpus(sys.argv[2], int(sys.argv[3]), 0, 0, 0))
 base = hwm()
 catalog = build_catalog(plan, config)

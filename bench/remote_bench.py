@@ -38,10 +38,10 @@ sys.path.insert(0, str(ROOT))
 
 import msgspec  # noqa: E402
 
-from skillsd.core.catalog import list_result  # noqa: E402
-from skillsd.core.catalog_build import build_catalog  # noqa: E402
-from skillsd.core.config import Config, RemoteConfig  # noqa: E402
-from skillsd.core.discovery import compute_roots  # noqa: E402
+from skillsd.core.catalog.fs_catalog_build import build_catalog  # noqa: E402
+from skillsd.core.catalog.skill_catalog import list_result  # noqa: E402
+from skillsd.core.discovery.fs_roots import compute_roots  # noqa: E402
+from skillsd.core.policy.config import Config, RemoteConfig  # noqa: E402
 from skillsd.runtime.remote_store import RemoteStore  # noqa: E402
 
 BODY = "Use this skill when the task needs it.\n\n" + "Step by step guidance. " * 40 + "\n"

@@ -47,17 +47,17 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from gen_corpus import generate  # noqa: E402
 
-from skillsd.core.catalog_build import build_catalog  # noqa: E402
-from skillsd.core.config import Config, DiscoveryConfig, RootsConfig  # noqa: E402
-from skillsd.core.discovery import compute_roots  # noqa: E402
-from skillsd.core.skill_evidence import EvidenceCache  # noqa: E402
-from skillsd.core.suggest import (  # noqa: E402
+from skillsd.core.catalog.fs_catalog_build import build_catalog  # noqa: E402
+from skillsd.core.catalog.fs_skill_evidence import EvidenceCache  # noqa: E402
+from skillsd.core.catalog.suggest import (  # noqa: E402
     CANDIDATE_THRESHOLD,
     DEFAULT_THRESHOLD,
     SuggestIndex,
     round_score,
     verdicts,
 )
+from skillsd.core.discovery.fs_roots import compute_roots  # noqa: E402
+from skillsd.core.policy.config import Config, DiscoveryConfig, RootsConfig  # noqa: E402
 
 CORPORA = ROOT.parent / "shared" / "corpora"
 BENCH = Path(__file__).resolve().parent

@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgspec
 
-from skillsd.core.claude_transcripts import project_folder, transcript_uses
-from skillsd.core.config import LedgerConfig
-from skillsd.core.use_ledger import make_record
+from skillsd.core.listing.fs_claude_transcripts import project_folder, transcript_uses
+from skillsd.core.listing.use_ledger import make_record
+from skillsd.core.policy.config import LedgerConfig
 from skillsd.runtime.usage_report import report
 from skillsd.runtime.use_ledger_file import UseLedger, ledger_dir, ledger_files
 from skillsd_protocol import SkillMetadata

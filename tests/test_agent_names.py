@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.agent_folders import AGENTS, canonical_agent
+from skillsd.core.discovery.agent_folders import AGENTS, canonical_agent
 from tests.install.helpers import write_skill as write_install_skill
 from tests.support.cli import run_cli, run_tree_cli
 from tests.support.client import Client

@@ -120,10 +120,10 @@ def test_the_mcp_bridge_and_the_daemon_share_the_runtime() -> None:
 #: What builds a catalog, a search or a suggestion index: the runtime's work. The CLI runs the
 #: runtime's use cases (:mod:`skillsd.cli.in_process`), so it never assembles them again.
 CORE_BUILDERS = (
-    "skillsd.core.catalog_build",
-    "skillsd.core.discovery",
-    "skillsd.core.search",
-    "skillsd.core.suggest",
+    "skillsd.core.catalog.fs_catalog_build",
+    "skillsd.core.discovery.fs_roots",
+    "skillsd.core.catalog.search",
+    "skillsd.core.catalog.suggest",
 )
 
 

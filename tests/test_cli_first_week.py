@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from skillsd.cli.output import format_score
-from skillsd.core.agent_folders import AGENTS
-from skillsd.core.suggest import verdicts
+from skillsd.core.catalog.suggest import verdicts
+from skillsd.core.discovery.agent_folders import AGENTS
 from skillsd.runtime.diagnosis_requests import agents_present
 from tests.support.env import daemon_env
 from tests.support.skill_tree import make_project, write_skill

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.config import parse_config_text
+from skillsd.core.policy.config import parse_config_text
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "config.md"

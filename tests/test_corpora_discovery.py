@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import Config
-from skillsd.core.discovery import Root, RootPlan
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import Root, RootPlan
+from skillsd.core.policy.config import Config
 from tests.corpora import CORPORA, KNOWN_INVALID, needs_corpora
 
 pytestmark = needs_corpora

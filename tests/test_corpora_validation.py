@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillsd.core.skillfile import read_skill_file
+from skillsd.core.skill.fs_skillfile import read_skill_file
 from tests.corpora import CORPORA, KNOWN_INVALID
 
 

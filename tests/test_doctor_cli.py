@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from skillsd.core.state import StateStore
+from skillsd.core.policy.fs_state import StateStore
 from tests.support.cli import run_tree_cli
 from tests.support.env import daemon_env
 from tests.support.skill_tree import make_project

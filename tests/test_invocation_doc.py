@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from skillsd.core.invocation import parse_command, substitute
+from skillsd.core.skill.invocation import parse_command, substitute
 
 DOC = (Path(__file__).resolve().parents[1] / "docs" / "invocation.md").read_text()
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.discovery import compute_roots
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import compute_roots
 from tests.support.capture_server import BIN, Capture, CaptureServer, strings
 from tests.support.env import agent_host_env
 

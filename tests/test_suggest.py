@@ -156,7 +156,7 @@ def test_the_semantic_stage_lifts_a_request_that_shares_no_word(
 
 
 def test_the_fusion_adds_meaning_above_its_floor_only() -> None:
-    from skillsd.core.suggest import SEMANTIC_FLOOR, SEMANTIC_WEIGHT, SuggestIndex
+    from skillsd.core.catalog.suggest import SEMANTIC_FLOOR, SEMANTIC_WEIGHT, SuggestIndex
     from skillsd_protocol import ResourceCounts, SkillMetadata
 
     def skill(name: str, description: str) -> SkillMetadata:

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from skillsd.cli.hook import hook_output
-from skillsd.core.skill_evidence import BODY_BYTES, EvidenceCache, read_evidence
-from skillsd.core.suggest import (
+from skillsd.core.catalog.fs_skill_evidence import BODY_BYTES, EvidenceCache, read_evidence
+from skillsd.core.catalog.suggest import (
     CANDIDATE_THRESHOLD,
     DEFAULT_THRESHOLD,
     SuggestIndex,

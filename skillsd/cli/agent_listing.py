@@ -17,12 +17,12 @@ from typing import Any
 
 from skillsd.cli.in_process import run_in_process, view_of
 from skillsd.cli.output import emit_json, one_line
-from skillsd.core.agent_view import known_agent
-from skillsd.core.catalog import Catalog
+from skillsd.core.catalog.agent_view import known_agent
+from skillsd.core.catalog.skill_catalog import Catalog
 from skillsd.core.display_text import escape_controls
-from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
-from skillsd.core.state import default_state_path
+from skillsd.core.policy.fs_effective_config import ConfigSource
+from skillsd.core.policy.fs_state import default_state_path
 from skillsd.runtime.caller import Caller
 from skillsd.runtime.listing_requests import (
     ProfileRequest,

@@ -1,8 +1,8 @@
 """``skillsd doctor --agents``: which coding agent finds which skill (docs/agents.md).
 
 A matrix of every listed skill against every agent of
-:data:`skillsd.core.agent_folders.AGENT_RULES`: ``yes`` when the agent shows it to its model,
-``hid`` when the agent loads it but shows its model another skill of that name (its own
+:data:`skillsd.core.discovery.agent_folders.AGENT_RULES`: ``yes`` when the agent shows it to its
+model, ``hid`` when the agent loads it but shows its model another skill of that name (its own
 precedence), ``-`` when it does not look there; then the skills some agent misses, each with
 the folders that agent reads, the skills an agent loads but does not show, and copies of one
 skill that have drifted apart.

@@ -63,7 +63,7 @@ class CommandWords:
 
 
 def _agent_words() -> tuple[str, ...]:
-    from skillsd.core.agent_folders import AGENTS
+    from skillsd.core.discovery.agent_folders import AGENTS
 
     return AGENTS
 
@@ -297,7 +297,7 @@ def complete(words: list[str]) -> int:
             catalog = catalog_in(os.path.realpath(cwd))
             names = [s.qualified_name or s.name for s in catalog.skills]
         elif kind == "installed":
-            from skillsd.core.effective_config import ConfigSource
+            from skillsd.core.policy.fs_effective_config import ConfigSource
             from skillsd.installing.lock_store import read_lock, target_for
 
             root = home if user else ConfigSource(env).for_cwd(cwd)[2]

@@ -21,10 +21,10 @@ import msgspec
 from skillsd.cli.in_process import run_in_process, view_of
 from skillsd.cli.output import emit_json, failing, format_score, one_line
 from skillsd.core import limits
-from skillsd.core.bounded_read import read_regular_file
+from skillsd.core.catalog.fs_skill_evidence import TRIGGERS_FILE
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.fs_boundary import decode_json
-from skillsd.core.skill_evidence import TRIGGERS_FILE
+from skillsd.core.fs.bounded_read import read_regular_file
+from skillsd.core.fs.fs_boundary import decode_json
 from skillsd.runtime import use_cases
 from skillsd.runtime.services import Services
 from skillsd_protocol import SkillMetadata

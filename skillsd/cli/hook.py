@@ -55,7 +55,7 @@ def register(subparsers: Any) -> None:
 def _hook_agent(name: str) -> str:
     """The hook's name of an agent typed as skillsd names it anywhere (``claude``,
     ``gemini-cli``); an agent without a hook stays as typed, for argparse to refuse."""
-    from skillsd.core.agent_folders import canonical_agent
+    from skillsd.core.discovery.agent_folders import canonical_agent
 
     canonical = canonical_agent(name)
     hook_name = "gemini" if canonical == "gemini-cli" else canonical

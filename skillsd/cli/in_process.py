@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from skillsd.core.catalog import Catalog
+from skillsd.core.catalog.skill_catalog import Catalog
 from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.runtime.caller import Caller, view_for

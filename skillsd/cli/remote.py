@@ -54,8 +54,8 @@ def _say(text: str) -> None:
 
 
 def _probe(args: argparse.Namespace) -> int:
-    from skillsd.core.remote_wire import RemoteEntry, RemoteError, check_url
-    from skillsd.core.token_file import read_token_file
+    from skillsd.core.remote.fs_token_file import read_token_file
+    from skillsd.core.remote.remote_wire import RemoteEntry, RemoteError, check_url
     from skillsd.runtime.remote_http import RemoteClient
     from skillsd.runtime.remote_load import load_skill
 
@@ -117,8 +117,8 @@ def _list(args: argparse.Namespace) -> int:
 
     import msgspec
 
-    from skillsd.core.effective_config import ConfigSource
     from skillsd.core.errors import SkillsdError
+    from skillsd.core.policy.fs_effective_config import ConfigSource
     from skillsd.runtime.remote_store import RemoteStore
 
     try:

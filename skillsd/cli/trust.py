@@ -17,9 +17,9 @@ from typing import Any
 
 import msgspec
 
-from skillsd.core.config import project_config_path
 from skillsd.core.display_text import escape_controls
 from skillsd.core.errors import SkillsdError
+from skillsd.core.policy.config import project_config_path
 from skillsd.runtime import use_cases
 from skillsd.runtime.services import Services
 from skillsd_protocol.messages import TrustSetParams

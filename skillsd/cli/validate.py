@@ -19,8 +19,8 @@ import msgspec
 
 from skillsd.core import limits
 from skillsd.core.display_text import escape_controls
-from skillsd.core.fs_boundary import TreeLimit, walk_tree
-from skillsd.core.skillfile import SKILL_FILE, Mode
+from skillsd.core.fs.fs_boundary import TreeLimit, walk_tree
+from skillsd.core.skill.fs_skillfile import SKILL_FILE, Mode
 from skillsd.runtime.validation_requests import skill_file_verdict
 from skillsd_protocol import Diagnostic
 

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from skillsd import __version__
-from skillsd.core.model_tools import tool_definitions
+from skillsd.core.catalog.model_tools import tool_definitions
 from skillsd.jsonrpc.endpoint import Connection, RequestContext, Router, open_connections
 from skillsd.jsonrpc.router import Encoded
 from skillsd.runtime import process_status

@@ -38,7 +38,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from skillsd.core import limits
-from skillsd.core.install_source import is_loopback_host
+from skillsd.core.install.fs_install_source import is_loopback_host
 
 __all__ = ["ArchiveError", "download", "extract"]
 

@@ -22,7 +22,7 @@ from typing import TypeVar
 
 import msgspec
 
-from skillsd.core.agent_folders import (
+from skillsd.core.discovery.agent_folders import (
     AGENT_RULES,
     SKILL_FOLDERS,
     accepted_agent_names,
@@ -30,11 +30,9 @@ from skillsd.core.agent_folders import (
     canonical_agent,
     user_folder_path,
 )
-from skillsd.core.config import LimitsConfig
-from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.fs_boundary import OutsideRoot
-from skillsd.core.install_source import (
+from skillsd.core.fs.fs_boundary import OutsideRoot
+from skillsd.core.install.fs_install_source import (
     FoundSkill,
     Source,
     SourceError,
@@ -43,17 +41,19 @@ from skillsd.core.install_source import (
     relative_source_text,
     select_skills,
 )
-from skillsd.core.lock_file import LockEntry, LockFile, encode_lock
-from skillsd.core.name_distance import closest_names
-from skillsd.core.skill_digest import (
+from skillsd.core.install.fs_skill_digest import (
     FileChanges,
     TreeTooLarge,
     compare_files,
     digest_of_files,
     file_digests,
 )
-from skillsd.core.skill_scan import Finding, scan_skill
-from skillsd.core.skillfile import SKILL_FILE, read_skill_file
+from skillsd.core.install.lock_file import LockEntry, LockFile, encode_lock
+from skillsd.core.name_distance import closest_names
+from skillsd.core.policy.config import LimitsConfig
+from skillsd.core.policy.fs_effective_config import ConfigSource
+from skillsd.core.skill.fs_security_scan import Finding, scan_skill
+from skillsd.core.skill.fs_skillfile import SKILL_FILE, read_skill_file
 from skillsd.installing.archive_fetch import ArchiveError, download, extract
 from skillsd.installing.git_fetch import GitError, checkout, remote_commit
 from skillsd.installing.lock_store import (

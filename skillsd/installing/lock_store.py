@@ -28,13 +28,13 @@ import msgspec
 import platformdirs
 
 from skillsd.core import limits
-from skillsd.core.agent_folders import SKILL_FOLDERS, user_folder_path
-from skillsd.core.atomic_files import atomic_write
-from skillsd.core.bounded_read import NotRegularFile, sha256_of_file
+from skillsd.core.discovery.agent_folders import SKILL_FOLDERS, user_folder_path
 from skillsd.core.errors import SkillsdError
-from skillsd.core.fs_boundary import OutsideRoot, beneath, inside, json_too_deep, read_file
-from skillsd.core.lock_file import LOCK_FILE, LockError, LockFile, decode_lock, encode_lock
-from skillsd.core.skill_digest import digest_of_files
+from skillsd.core.fs.atomic_files import atomic_write
+from skillsd.core.fs.bounded_read import NotRegularFile, sha256_of_file
+from skillsd.core.fs.fs_boundary import OutsideRoot, beneath, inside, json_too_deep, read_file
+from skillsd.core.install.fs_skill_digest import digest_of_files
+from skillsd.core.install.lock_file import LOCK_FILE, LockError, LockFile, decode_lock, encode_lock
 from skillsd_protocol.errors import InstallFailedData, InvalidLockData
 
 __all__ = [
@@ -97,7 +97,7 @@ class InstallTarget:
         and never inside a folder read as the user's own skills (a restore must not create
         what every other repository trusts). ``user``: beneath the home directory, or beneath
         one of the user's skill folders (which may be the user's own links, to dotfiles say).
-        Raises :class:`~skillsd.core.fs_boundary.OutsideRoot`."""
+        Raises :class:`~skillsd.core.fs.fs_boundary.OutsideRoot`."""
         if self.scope == "repo":
             full = beneath(self.root, path)
             real = os.path.realpath(full)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from skillsd.core.atomic_files import atomic_write
-from skillsd.core.effective_config import ConfigSource
 from skillsd.core.errors import SkillsdError
-from skillsd.core.remote_wire import RemoteError
-from skillsd.core.token_file import read_token_file
+from skillsd.core.fs.atomic_files import atomic_write
+from skillsd.core.policy.fs_effective_config import ConfigSource
+from skillsd.core.remote.fs_token_file import read_token_file
+from skillsd.core.remote.remote_wire import RemoteError
 from skillsd.runtime.remote_http import RemoteClient
 from skillsd.runtime.remote_load import load_skill
 

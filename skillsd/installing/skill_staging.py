@@ -1,6 +1,6 @@
 """Copying one skill folder out of a fetched tree into staging, within the install limits.
 
-The copy goes through the filesystem boundary (:func:`skillsd.core.fs_boundary.copy_tree`):
+The copy goes through the filesystem boundary (:func:`skillsd.core.fs.fs_boundary.copy_tree`):
 only folders and regular files are written, ``.git`` is left out, nothing is followed. A
 symbolic link anywhere in the skill refuses the install (``path_not_allowed`` naming it): a
 link's target is not the skill's content, and the digest leaves links out, so a link could
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 from skillsd.core.errors import SkillsdError
-from skillsd.core.fs_boundary import TreeLimit, copy_tree
+from skillsd.core.fs.fs_boundary import TreeLimit, copy_tree
 from skillsd_protocol.errors import PathNotAllowedData, TooLargeData
 
 __all__ = ["copy_skill"]

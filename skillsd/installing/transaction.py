@@ -31,8 +31,8 @@ from collections.abc import Mapping
 
 import msgspec
 
-from skillsd.core.atomic_files import atomic_write, fsync_dir
-from skillsd.core.fs_boundary import OutsideRoot, inside, read_file, remove_tree
+from skillsd.core.fs.atomic_files import atomic_write, fsync_dir
+from skillsd.core.fs.fs_boundary import OutsideRoot, inside, read_file, remove_tree
 from skillsd.installing.lock_store import InstallTarget, file_sha256
 
 __all__ = [
@@ -146,7 +146,7 @@ class Transaction:
 
     def put(self, dest: str, new: str | None) -> None:
         """Plan: ``new`` replaces whatever is at ``dest`` (None: only take it away).
-        Raises :class:`~skillsd.core.fs_boundary.OutsideRoot` for a ``dest`` not beneath the
+        Raises :class:`~skillsd.core.fs.fs_boundary.OutsideRoot` for a ``dest`` not beneath the
         target's root."""
         dest = self._beneath(dest)
         backup = None

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from skillsd.core.tree_walk import display_name
+from skillsd.core.fs.tree_walk import display_name
 from skillsd.jsonrpc.framing import Payload
 from skillsd.jsonrpc.router import AnyResult, Encoded, Handler
 from skillsd_protocol.messages import CancelParams
@@ -66,7 +66,7 @@ BAD_PARAMS = 'Invalid Request: "params" must be an object or an array'
 
 def scrub_text(value: Any) -> Any:
     """``value`` (built-in types) with every string made encodable: the bytes of a file name
-    that is not UTF-8 written ``\\xNN`` (:func:`skillsd.core.tree_walk.display_name`)."""
+    that is not UTF-8 written ``\\xNN`` (:func:`skillsd.core.fs.tree_walk.display_name`)."""
     if isinstance(value, str):
         try:
             value.encode("utf-8")

@@ -291,7 +291,7 @@ class HttpServer:
     def __init__(
         self, services: Services, cwd: str, *, cwd_given: bool, rules: HttpRules, limits: HttpLimits
     ) -> None:
-        from skillsd.core.model_tools import tool_definitions
+        from skillsd.core.catalog.model_tools import tool_definitions
         from skillsd.mcp_bridge.mcp_results import tool_list
 
         self.services = services

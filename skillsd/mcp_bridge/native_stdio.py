@@ -62,7 +62,7 @@ class Runtime:
         # (briefly, if no request comes), so that the host's first request is not kept waiting.
         self.first_answered.wait(_FIRST_ANSWER_WAIT_SECONDS)
         try:
-            from skillsd.core.model_tools import tool_definitions
+            from skillsd.core.catalog.model_tools import tool_definitions
             from skillsd.mcp_bridge.mcp_results import tool_list
 
             self._hand_over(self.tools, tool_list(tool_definitions("default")))

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from skillsd.core.skillfile import SKILL_FILE
+from skillsd.core.skill.fs_skillfile import SKILL_FILE
 from skillsd_protocol import SkillMetadata
 
 __all__ = ["SCHEME", "TEMPLATES", "SkillUris", "UriTarget"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from skillsd.core.token_file import MIN_TOKEN_CHARS, read_token_file, weak_token
+from skillsd.core.remote.fs_token_file import MIN_TOKEN_CHARS, read_token_file, weak_token
 from skillsd.mcp_bridge.http_guard import (
     TOKEN_ENV,
     HttpLimits,

@@ -8,11 +8,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.permissions import (
+from skillsd.core.listing.use_ledger import Kind, make_record
+from skillsd.core.policy.permissions import (
     Check,
 )
-from skillsd.core.sessions import Session
-from skillsd.core.use_ledger import Kind, make_record
+from skillsd.core.policy.sessions import Session
 from skillsd.runtime.catalog_cache import Listener, Progress
 from skillsd.runtime.request_view import (
     RequestView,

@@ -1,10 +1,11 @@
 """Where catalogs are cached: one live catalog per (real cwd, extra roots, effective config).
 
 A cached catalog is served without touching the disk while nothing changed. The directories its
-scan visited are watched (:mod:`skillsd.runtime.watcher`, :mod:`skillsd.core.watch_plan`);
-events are debounced (``limits.WATCH_DEBOUNCE_SECONDS`` of quiet), then applied with
-:func:`skillsd.core.catalog.refresh_catalog`, which re-parses only files whose stat key
-changed, and every connection that listed the cwd gets ``skills.changed``. Events that arrive
+scan visited are watched (:mod:`skillsd.runtime.watcher`,
+:mod:`skillsd.core.discovery.fs_watch_plan`); events are debounced
+(``limits.WATCH_DEBOUNCE_SECONDS`` of quiet), then applied with
+:func:`skillsd.core.catalog.skill_catalog.refresh_catalog`, which re-parses only files whose stat
+key changed, and every connection that listed the cwd gets ``skills.changed``. Events that arrive
 while a build runs are applied once it ends, and every build announces what changed since the
 catalog the listeners last heard of (also a forced or config-changed one that starts over).
 
@@ -27,16 +28,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from skillsd.core import limits
-from skillsd.core.catalog import Catalog, diff_catalogs
-from skillsd.core.catalog_build import build_catalog, refresh_catalog
-from skillsd.core.catalog_delta import ChangeHistory, DeltaIds
-from skillsd.core.config import Config
-from skillsd.core.discovery import RootPlan, compute_roots
-from skillsd.core.effective_config import ConfigSource
-from skillsd.core.search import SearchIndex
-from skillsd.core.suggest import SuggestIndex
-from skillsd.core.trust import TrustState, resolve_trust
-from skillsd.core.watch_plan import WatchPlan, changed_since, watch_plan
+from skillsd.core.catalog.catalog_delta import ChangeHistory, DeltaIds
+from skillsd.core.catalog.fs_catalog_build import build_catalog, refresh_catalog
+from skillsd.core.catalog.search import SearchIndex
+from skillsd.core.catalog.skill_catalog import Catalog, diff_catalogs
+from skillsd.core.catalog.suggest import SuggestIndex
+from skillsd.core.discovery.fs_roots import RootPlan, compute_roots
+from skillsd.core.discovery.fs_watch_plan import WatchPlan, changed_since, watch_plan
+from skillsd.core.policy.config import Config
+from skillsd.core.policy.fs_effective_config import ConfigSource
+from skillsd.core.policy.trust import TrustState, resolve_trust
 from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
 

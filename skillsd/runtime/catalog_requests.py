@@ -10,21 +10,21 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from skillsd.core import limits
-from skillsd.core.catalog import list_result, without_copies
-from skillsd.core.catalog_delta import DeltaIds
-from skillsd.core.catalog_prompt import (
+from skillsd.core.catalog.catalog_delta import DeltaIds
+from skillsd.core.catalog.catalog_prompt import (
     render_active_skills,
     render_catalog,
     render_catalog_within,
 )
+from skillsd.core.catalog.prompt_budget import budget_tokens, paths_match_reason, paths_matcher
+from skillsd.core.catalog.search import SearchIndex
+from skillsd.core.catalog.skill_catalog import list_result, without_copies
+from skillsd.core.catalog.suggest import Scored, SuggestIndex, check_active_files, verdicts
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.host_fields import model_may_see
-from skillsd.core.mentions import find_mentions, mentions_hint, resolve_mentions
-from skillsd.core.prompt_budget import budget_tokens, paths_match_reason, paths_matcher
-from skillsd.core.resources import read_skill_file_content
-from skillsd.core.search import SearchIndex
-from skillsd.core.suggest import Scored, SuggestIndex, check_active_files, verdicts
-from skillsd.core.use_ledger import Kind
+from skillsd.core.listing.use_ledger import Kind
+from skillsd.core.skill.fs_host_fields import model_may_see
+from skillsd.core.skill.fs_resources import read_skill_file_content
+from skillsd.core.skill.mentions import find_mentions, mentions_hint, resolve_mentions
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.request_view import (
     RequestView,

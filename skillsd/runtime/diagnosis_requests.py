@@ -21,18 +21,18 @@ from typing import Literal
 
 import msgspec
 
-from skillsd.core.agent_folders import AGENT_RULES, AgentRules, expand_folder
-from skillsd.core.catalog import Catalog
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import DEFAULT_CONFIG, Config, project_config_path, user_config_path
-from skillsd.core.discovery import compute_roots, find_repo_root
+from skillsd.core.catalog.copy_detection import drift
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.catalog.skill_catalog import Catalog
+from skillsd.core.discovery.agent_folders import AGENT_RULES, AgentRules, expand_folder
+from skillsd.core.discovery.fs_personas import agent_dirs, check_references, discover_agents
+from skillsd.core.discovery.fs_roots import compute_roots, find_repo_root
+from skillsd.core.discovery.fs_watch_plan import watch_plan
 from skillsd.core.errors import SkillsdError
-from skillsd.core.personas import agent_dirs, check_references, discover_agents
-from skillsd.core.remote_roots import remotes_in_effect
-from skillsd.core.skill_copies import drift
-from skillsd.core.skill_scan import scan_skill
-from skillsd.core.trust import TrustState, resolve_trust
-from skillsd.core.watch_plan import watch_plan
+from skillsd.core.policy.config import DEFAULT_CONFIG, Config, project_config_path, user_config_path
+from skillsd.core.policy.trust import TrustState, resolve_trust
+from skillsd.core.remote.fs_remote_roots import remotes_in_effect
+from skillsd.core.skill.fs_security_scan import scan_skill
 from skillsd.installing.installer import wire_findings
 from skillsd.runtime.caller import NOBODY, Caller, view_for
 from skillsd.runtime.embeddings import semantic_version

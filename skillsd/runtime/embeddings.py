@@ -32,7 +32,7 @@ from typing import Any
 
 import platformdirs
 
-from skillsd.core.bounded_read import open_regular_file
+from skillsd.core.fs.bounded_read import open_regular_file
 from skillsd_protocol import SkillMetadata
 
 __all__ = ["BadCache", "SemanticIndex", "SemanticModel", "read_cache", "semantic_version"]

@@ -4,7 +4,7 @@ invocation, a persona's skills, a read of a skill's files) and a read on the mod
 from __future__ import annotations
 
 from skillsd.core.errors import SkillsdError
-from skillsd.core.permissions import (
+from skillsd.core.policy.permissions import (
     SKILL_LOAD,
     skill_load_rule,
 )

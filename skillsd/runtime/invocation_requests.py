@@ -6,16 +6,16 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from skillsd.core.commands import CommandFile
+from skillsd.core.discovery.fs_commands import CommandFile
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.invocation import InvokedBody, TooLarge, invoke_body, parse_command
 from skillsd.core.name_distance import closest_names
-from skillsd.core.permissions import (
+from skillsd.core.policy.permissions import (
     evaluate,
 )
-from skillsd.core.resources import list_skill_files, read_skill_file_content
-from skillsd.core.sessions import Session
-from skillsd.core.skill_render import render_skill
+from skillsd.core.policy.sessions import Session
+from skillsd.core.skill.fs_resources import list_skill_files, read_skill_file_content
+from skillsd.core.skill.invocation import InvokedBody, TooLarge, invoke_body, parse_command
+from skillsd.core.skill.skill_render import render_skill
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.gates import gate_load
 from skillsd.runtime.remote_ready import remote_ready

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
-from skillsd.core.catalog import Catalog
-from skillsd.core.validation import LENIENT_DEMOTED
+from skillsd.core.catalog.skill_catalog import Catalog
+from skillsd.core.skill.validation import LENIENT_DEMOTED
 from skillsd_protocol import SkillMetadata
 
 __all__ = ["list_summary"]

@@ -3,8 +3,8 @@ that choose it (``skills.profile.plan``, ``.apply``, ``.reset``), for every face
 
 Each reads what the agent itself reads (its settings files, its own use record) off the event
 loop, bounded, and a profile also how often each skill was used in the repository (skillsd's use
-ledger, docs/usage.md), and hands it to the pure model (:mod:`skillsd.core.agent_listing`,
-:mod:`skillsd.core.listing_profile`). ``apply`` writes the agent's own per-skill switch
+ledger, docs/usage.md), and hands it to the pure model (:mod:`skillsd.core.listing.agent_listing`,
+:mod:`skillsd.core.listing.listing_profile`). ``apply`` writes the agent's own per-skill switch
 (Claude Code: ``skillOverrides`` in the project's ``.claude/settings.local.json``, never the
 committed ``settings.json``) atomically and records what it wrote in ``profiles.json`` beside
 skillsd's state file, so that ``reset`` removes exactly those keys.
@@ -22,23 +22,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from skillsd.core import limits
-from skillsd.core.agent_folders import expand_folder
-from skillsd.core.agent_listing import (
-    ClaudeCodeSettings,
-    Listing,
-    claude_code_listing,
-    claude_code_settings,
-    claude_code_usage_scores,
-)
-from skillsd.core.agent_settings_edit import SettingsError, add_keys, remove_keys
-from skillsd.core.agent_view import known_agent
-from skillsd.core.atomic_files import atomic_write
-from skillsd.core.catalog import Catalog
-from skillsd.core.codex_listing import codex_listing
-from skillsd.core.config import LedgerConfig
+from skillsd.core.catalog.agent_view import known_agent
+from skillsd.core.catalog.skill_catalog import Catalog
+from skillsd.core.discovery.agent_folders import expand_folder
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.file_version import stat_key
-from skillsd.core.fs_boundary import (
+from skillsd.core.fs.atomic_files import atomic_write
+from skillsd.core.fs.file_version import stat_key
+from skillsd.core.fs.fs_boundary import (
     OutsideRoot,
     TreeLimit,
     beneath,
@@ -46,7 +36,17 @@ from skillsd.core.fs_boundary import (
     read_file,
     walk_tree,
 )
-from skillsd.core.listing_profile import Plan, RepoFacts, plan_claude_code, relevance
+from skillsd.core.listing.agent_listing import (
+    ClaudeCodeSettings,
+    Listing,
+    claude_code_listing,
+    claude_code_settings,
+    claude_code_usage_scores,
+)
+from skillsd.core.listing.agent_settings_edit import SettingsError, add_keys, remove_keys
+from skillsd.core.listing.codex_listing import codex_listing
+from skillsd.core.listing.listing_profile import Plan, RepoFacts, plan_claude_code, relevance
+from skillsd.core.policy.config import LedgerConfig
 from skillsd.runtime.caller import NOBODY, Caller, view_for
 from skillsd.runtime.services import Services
 from skillsd.runtime.usage_report import skill_use_counts

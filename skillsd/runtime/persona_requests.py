@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from skillsd.core.catalog import Catalog
-from skillsd.core.personas import (
+from skillsd.core.catalog.skill_catalog import Catalog
+from skillsd.core.discovery.fs_personas import (
     ResolvedSkill,
     agent_dirs,
     check_references,
@@ -15,7 +15,7 @@ from skillsd.core.personas import (
     render_agent,
     resolve_agent_skills,
 )
-from skillsd.core.resources import list_skill_files, read_skill_file_content
+from skillsd.core.skill.fs_resources import list_skill_files, read_skill_file_content
 from skillsd.runtime.caller import NOBODY, Caller, view_for
 from skillsd.runtime.gates import gate_load
 from skillsd.runtime.request_view import (

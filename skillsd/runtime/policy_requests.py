@@ -7,15 +7,15 @@ import asyncio
 import os
 from collections.abc import Callable
 
-from skillsd.core.catalog import Catalog
-from skillsd.core.permissions import (
+from skillsd.core.catalog.skill_catalog import Catalog
+from skillsd.core.policy.fs_state import StateStore
+from skillsd.core.policy.permissions import (
     Rule,
     RuleError,
     parse_rule,
     remember_rule,
 )
-from skillsd.core.state import StateStore
-from skillsd.core.trust import TrustState
+from skillsd.core.policy.trust import TrustState
 from skillsd.runtime.caller import NOBODY, Caller, bad_param, view_for
 from skillsd.runtime.request_view import (
     resolve,

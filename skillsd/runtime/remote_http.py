@@ -4,7 +4,7 @@
 Every conversation has one deadline: each request may use what is left of it, so a server that
 is down or drips its answer costs at most that one timeout, never more. Answers are read up to a
 bound; a longer one is refused. The wire itself (requests, answers, version fallback) is
-:mod:`skillsd.core.remote_wire`.
+:mod:`skillsd.core.remote.remote_wire`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from skillsd.core.remote_wire import (
+from skillsd.core.remote.remote_wire import (
     HANDSHAKE,
     MODERN,
     HttpRequest,
@@ -119,7 +119,7 @@ class RemoteClient:
 
     def read(self, uri: str) -> bytes:
         """The bytes of one file (``resources/read``), unverified: see
-        :mod:`skillsd.core.remote_verify`."""
+        :mod:`skillsd.core.remote.remote_verify`."""
         return file_bytes(self.call("resources/read", {"uri": uri}), uri)
 
     # -- JSON-RPC over HTTP --------------------------------------------------------------------

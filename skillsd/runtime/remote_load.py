@@ -1,7 +1,7 @@
 """Loading one remote skill as a host does when the skill is used: ``SKILL.md`` first, then every
-other file its listing entry names, each read and verified (:mod:`skillsd.core.remote_verify`)
-before the next is asked for, stopping at the first that fails. Nothing is read before a load
-(no prefetch). Blocking: run it in a thread.
+other file its listing entry names, each read and verified
+(:mod:`skillsd.core.remote.remote_verify`) before the next is asked for, stopping at the first that
+fails. Nothing is read before a load (no prefetch). Blocking: run it in a thread.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from skillsd.core.remote_verify import Refusal, verify_file, verify_frontmatter
-from skillsd.core.remote_wire import RemoteCallFailed, RemoteEntry, RemoteFile
+from skillsd.core.remote.remote_verify import Refusal, verify_file, verify_frontmatter
+from skillsd.core.remote.remote_wire import RemoteCallFailed, RemoteEntry, RemoteFile
 from skillsd.runtime.remote_http import RemoteClient
 
 __all__ = ["LoadOutcome", "load_skill"]
@@ -36,8 +36,8 @@ def load_skill(
     """Read and verify ``entry``'s files (``SKILL.md`` alone unless ``every_file``). A file
     ``cached`` already holds by its digest is not read again (it was verified when stored).
 
-    Raises :class:`~skillsd.core.remote_wire.RemoteError` when the server cannot be talked to;
-    a file the server will not give, or that fails verification, is a refusal."""
+    Raises :class:`~skillsd.core.remote.remote_wire.RemoteError` when the server cannot be talked
+    to; a file the server will not give, or that fails verification, is a refusal."""
     outcome = LoadOutcome(entry)
     if entry.files is None:  # "dynamic": nothing to pin, the frontmatter is still checked
         skill_file = RemoteFile(entry.uri, "SKILL.md", "", -1)

@@ -16,8 +16,8 @@ from typing import Any
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
-from skillsd.core.remote_wire import RemoteEntry
-from skillsd.core.skillfile import SKILL_FILE
+from skillsd.core.remote.remote_wire import RemoteEntry
+from skillsd.core.skill.fs_skillfile import SKILL_FILE
 from skillsd.runtime.gates import gate_model_read
 from skillsd.runtime.remote_store import RemoteStore
 from skillsd.runtime.request_view import RequestView

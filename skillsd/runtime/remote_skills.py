@@ -15,9 +15,9 @@ import logging
 import time
 from collections.abc import Callable
 
-from skillsd.core.config import Config, RemoteConfig
 from skillsd.core.errors import SkillsdError
-from skillsd.core.remote_roots import remotes_in_effect
+from skillsd.core.policy.config import Config, RemoteConfig
+from skillsd.core.remote.fs_remote_roots import remotes_in_effect
 from skillsd.runtime.remote_store import Loaded, RemoteStore
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.errors import InvalidSkillData

@@ -29,13 +29,13 @@ from typing import Any
 
 import msgspec
 
-from skillsd.core.atomic_files import atomic_write, fsync_dir, make_folder
-from skillsd.core.bounded_read import read_regular_file
-from skillsd.core.config import RemoteConfig
-from skillsd.core.remote_roots import STALE_MARK, remote_cache_dir, stub_skill_file
-from skillsd.core.remote_verify import Refusal, sha256_digest
-from skillsd.core.remote_wire import RemoteEntry, RemoteError, RemoteFile
-from skillsd.core.token_file import read_token_file
+from skillsd.core.fs.atomic_files import atomic_write, fsync_dir, make_folder
+from skillsd.core.fs.bounded_read import read_regular_file
+from skillsd.core.policy.config import RemoteConfig
+from skillsd.core.remote.fs_remote_roots import STALE_MARK, remote_cache_dir, stub_skill_file
+from skillsd.core.remote.fs_token_file import read_token_file
+from skillsd.core.remote.remote_verify import Refusal, sha256_digest
+from skillsd.core.remote.remote_wire import RemoteEntry, RemoteError, RemoteFile
 from skillsd.runtime.remote_http import DEFAULT_TIMEOUT, Listing, RemoteClient
 from skillsd.runtime.remote_load import load_skill
 from skillsd_protocol import Diagnostic

@@ -8,14 +8,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from skillsd.core.catalog import Catalog
-from skillsd.core.config import Config
+from skillsd.core.catalog.skill_catalog import Catalog
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.permissions import (
+from skillsd.core.policy.config import Config
+from skillsd.core.policy.permissions import (
     Check,
 )
-from skillsd.core.sessions import Session
-from skillsd.core.trust import TrustState
+from skillsd.core.policy.sessions import Session
+from skillsd.core.policy.trust import TrustState
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import (
     RefParams,

@@ -3,9 +3,9 @@ same, so that showing scan marks beside every skill (``skillsd list``) costs a f
 skill, not a scan.
 
 A folder's entry is keyed by a signature of its files (relative path, size, mtime) and of the
-scan's own rules (the source of :mod:`skillsd.core.skill_scan`), so an edit or a new rule scans
-it again. The cache is a JSON file in skillsd's cache folder, read bounded and written whole; a
-damaged one is ignored and rewritten. It holds at most :data:`MAX_ENTRIES` folders.
+scan's own rules (the source of :mod:`skillsd.core.skill.fs_security_scan`), so an edit or a new
+rule scans it again. The cache is a JSON file in skillsd's cache folder, read bounded and written
+whole; a damaged one is ignored and rewritten. It holds at most :data:`MAX_ENTRIES` folders.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from typing import Literal
 
 import platformdirs
 
-from skillsd.core import limits, skill_scan
-from skillsd.core.atomic_files import atomic_write
-from skillsd.core.bounded_read import sha256_of_file
-from skillsd.core.fs_boundary import decode_json, read_file
-from skillsd.core.skill_digest import TreeTooLarge, list_files
-from skillsd.core.skill_scan import scan_skill
+from skillsd.core import limits
+from skillsd.core.fs.atomic_files import atomic_write
+from skillsd.core.fs.bounded_read import sha256_of_file
+from skillsd.core.fs.fs_boundary import decode_json, read_file
+from skillsd.core.install.fs_skill_digest import TreeTooLarge, list_files
+from skillsd.core.skill import fs_security_scan as skill_scan
+from skillsd.core.skill.fs_security_scan import scan_skill
 
 __all__ = ["MAX_ENTRIES", "ScanMarks"]
 

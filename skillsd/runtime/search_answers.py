@@ -3,8 +3,8 @@
 A model's ``skill_search`` is a pure function of the search index (built from one catalog), the
 query, its limit and scope, and the skills the view hides from the model; the config's search
 limits and the cwd come with the catalog. So an answer is kept on the catalog it was computed
-for (:meth:`~skillsd.core.catalog.Catalog.derived`): a changed catalog is a new object with
-nothing remembered, and the old answers go with the old catalog. At most
+for (:meth:`~skillsd.core.catalog.skill_catalog.Catalog.derived`): a changed catalog is a new object
+with nothing remembered, and the old answers go with the old catalog. At most
 :data:`MAX_ANSWERS` per catalog, the least recently asked dropped first.
 
 The search runs on the event loop, as ``skills.search`` does: the index is in memory, and
@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 
-from skillsd.core.model_tools import ToolRequest, search_text
-from skillsd.core.search import SearchIndex
+from skillsd.core.catalog.model_tools import ToolRequest, search_text
+from skillsd.core.catalog.search import SearchIndex
 from skillsd.runtime.catalog_requests import search_in
 from skillsd.runtime.request_view import RequestView
 from skillsd.runtime.services import View

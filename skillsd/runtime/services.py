@@ -15,16 +15,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from skillsd.core.catalog import Catalog
-from skillsd.core.config import Config, LedgerConfig
+from skillsd.core.catalog.fs_skill_evidence import NO_EVIDENCE, EvidenceCache
+from skillsd.core.catalog.search import SearchIndex
+from skillsd.core.catalog.skill_catalog import Catalog
+from skillsd.core.catalog.suggest import SuggestIndex
 from skillsd.core.errors import SkillsdError
-from skillsd.core.permissions import Check, evaluate
-from skillsd.core.search import SearchIndex
-from skillsd.core.sessions import Session, SessionStore
-from skillsd.core.skill_evidence import NO_EVIDENCE, EvidenceCache
-from skillsd.core.state import StateStore, default_state_path
-from skillsd.core.suggest import SuggestIndex
-from skillsd.core.trust import TrustState, resolve_trust
+from skillsd.core.policy.config import Config, LedgerConfig
+from skillsd.core.policy.fs_state import StateStore, default_state_path
+from skillsd.core.policy.permissions import Check, evaluate
+from skillsd.core.policy.sessions import Session, SessionStore
+from skillsd.core.policy.trust import TrustState, resolve_trust
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
 from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
 from skillsd.runtime.file_ops import FileOps

@@ -10,7 +10,7 @@ import contextlib
 import os
 
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.sessions import Session
+from skillsd.core.policy.sessions import Session
 from skillsd.runtime.services import Services
 from skillsd_protocol.messages import (
     Empty,

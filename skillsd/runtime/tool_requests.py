@@ -6,16 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from skillsd.core import limits
-from skillsd.core.errors import SkillsdError
-from skillsd.core.loading import record_load
-from skillsd.core.model_tools import (
+from skillsd.core.catalog.model_tools import (
     ToolRequest,
     decode_tool_call,
     error_text,
     read_file_text,
     user_only_text,
 )
-from skillsd.core.search import SearchIndex
+from skillsd.core.catalog.search import SearchIndex
+from skillsd.core.errors import SkillsdError
+from skillsd.core.skill.loading import record_load
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.catalog_requests import render_prompt
 from skillsd.runtime.loading_requests import read_and_render, read_window

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from skillsd.core.claude_transcripts import transcript_uses
-from skillsd.core.config import LedgerConfig
-from skillsd.core.state import default_state_path
-from skillsd.core.use_ledger import build_report, event_of, use_counts
+from skillsd.core.listing.fs_claude_transcripts import transcript_uses
+from skillsd.core.listing.use_ledger import build_report, event_of, use_counts
+from skillsd.core.policy.config import LedgerConfig
+from skillsd.core.policy.fs_state import default_state_path
 from skillsd.runtime.use_ledger_file import ledger_dir, read_ledger
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import UsageResult

@@ -22,10 +22,10 @@ import threading
 from collections.abc import Callable
 
 from skillsd.core import limits
-from skillsd.core.atomic_files import make_folder
-from skillsd.core.bounded_read import read_regular_file
-from skillsd.core.config import LedgerConfig
-from skillsd.core.use_ledger import UseRecord, decode_ledger, encode_record
+from skillsd.core.fs.atomic_files import make_folder
+from skillsd.core.fs.bounded_read import read_regular_file
+from skillsd.core.listing.use_ledger import UseRecord, decode_ledger, encode_record
+from skillsd.core.policy.config import LedgerConfig
 
 __all__ = ["LEDGER_DIR", "LEDGER_FILE", "UseLedger", "ledger_dir", "ledger_files", "read_ledger"]
 

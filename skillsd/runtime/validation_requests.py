@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import os
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import Config, DiscoveryConfig
-from skillsd.core.discovery import Root, RootPlan
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import Root, RootPlan
 from skillsd.core.errors import SkillsdError
-from skillsd.core.skillfile import (
+from skillsd.core.policy.config import Config, DiscoveryConfig
+from skillsd.core.skill.fs_skillfile import (
     SKILL_FILE,
     Mode,
     ParsedSkillFile,

@@ -2,9 +2,9 @@
 be stale" callbacks.
 
 This adapter only translates events; deciding what changed is the catalog's job (it re-stats and
-re-parses what differs). Each directory is watched alone (:mod:`skillsd.core.watch_plan`): a
-recursive watch would walk whatever is below a root, symlink loops and all of ``/usr`` included,
-while the scan's walk is bounded and loop-free.
+re-parses what differs). Each directory is watched alone
+(:mod:`skillsd.core.discovery.fs_watch_plan`): a recursive watch would walk whatever is below a
+root, symlink loops and all of ``/usr`` included, while the scan's walk is bounded and loop-free.
 
 On Linux one inotify instance and one reader thread serve every catalog of the daemon: watchdog's
 inotify bindings (``inotify_c``) are used directly, because its observers start a thread per watched

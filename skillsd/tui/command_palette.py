@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Input, Static
 
 from skillsd.core.display_text import escape_controls
-from skillsd.core.invocation import parse_command
+from skillsd.core.skill.invocation import parse_command
 from skillsd_protocol.messages import Command, InvokeResult
 
 __all__ = ["CommandPalette", "matching_commands"]

@@ -18,8 +18,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from skillsd.core.permissions import SKILL_LOAD, RuleError, parse_rule, skill_load_rule
-from skillsd.core.skillfile import SKILL_FILE
+from skillsd.core.policy.permissions import SKILL_LOAD, RuleError, parse_rule, skill_load_rule
+from skillsd.core.skill.fs_skillfile import SKILL_FILE
 from skillsd_client import AsyncClient, RpcError
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import CheckResult, LoadResult, ReadFileResult

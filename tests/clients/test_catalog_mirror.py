@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.catalog_delta import ChangeHistory
+from skillsd.core.catalog.catalog_delta import ChangeHistory
 from skillsd_client import AsyncClient, CatalogMirror
 from tests.support.env import daemon_env
 from tests.support.skill_tree import write_skill

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from skillsd.core.agent_settings_edit import SettingsError, add_keys, remove_keys
+from skillsd.core.listing.agent_settings_edit import SettingsError, add_keys, remove_keys
 
 USER = '{\n\t"model": "opus",\n\t"skillOverrides": {\n\t\t"mine": "off"\n\t}\n}'
 

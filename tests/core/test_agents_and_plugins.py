@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.catalog import Catalog
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.discovery import compute_roots
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.catalog.skill_catalog import Catalog
+from skillsd.core.discovery.fs_roots import compute_roots
 from skillsd.core.errors import SkillsdError
 from skillsd.runtime.catalog_requests import listing, render_prompt, slash_commands
 from skillsd.runtime.invocation_requests import invocation_of

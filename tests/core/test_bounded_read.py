@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 
 from skillsd.core import limits
-from skillsd.core.bounded_read import NotRegularFile, read_regular_file, sha256_of_file
-from skillsd.core.effective_config import ConfigSource
+from skillsd.core.discovery.fs_personas import AgentFileError, discover_agents, read_agent_file
 from skillsd.core.errors import SkillsdError
-from skillsd.core.file_version import StatKey, stat_key
-from skillsd.core.personas import AgentFileError, discover_agents, read_agent_file
-from skillsd.core.resources import read_skill_file_content
-from skillsd.core.skillfile import read_skill_file
-from skillsd.core.state import StateStore
+from skillsd.core.fs.bounded_read import NotRegularFile, read_regular_file, sha256_of_file
+from skillsd.core.fs.file_version import StatKey, stat_key
+from skillsd.core.policy.fs_effective_config import ConfigSource
+from skillsd.core.policy.fs_state import StateStore
+from skillsd.core.skill.fs_resources import read_skill_file_content
+from skillsd.core.skill.fs_skillfile import read_skill_file
 
 DEADLINE = 5.0
 KINDS = ["fifo", "dev-zero"]

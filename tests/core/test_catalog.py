@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from skillsd.core import catalog_build as catalog_mod
-from skillsd.core.catalog import Catalog, diff_catalogs, skill_id
-from skillsd.core.catalog_build import build_catalog, refresh_catalog
-from skillsd.core.config import Config, DiscoveryConfig
-from skillsd.core.discovery import Root, RootPlan, compute_roots
+from skillsd.core.catalog import fs_catalog_build as catalog_mod
+from skillsd.core.catalog.fs_catalog_build import build_catalog, refresh_catalog
+from skillsd.core.catalog.skill_catalog import Catalog, diff_catalogs, skill_id
+from skillsd.core.discovery.fs_roots import Root, RootPlan, compute_roots
 from skillsd.core.errors import SkillsdError
+from skillsd.core.policy.config import Config, DiscoveryConfig
 from skillsd_protocol.errors import AmbiguousSkillData, SkillCandidate, SkillNotFoundData
 
 

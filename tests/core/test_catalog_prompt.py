@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from skillsd.core import limits
-from skillsd.core.catalog_prompt import (
+from skillsd.core.catalog.catalog_prompt import (
     ELLIPSIS,
     clean_text,
     render_active_skills,

@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from skillsd.core.commands import (
+from skillsd.core.discovery.fs_commands import (
     command_list,
     read_command_file,
     scan_commands,

@@ -4,15 +4,15 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.config import (
+from skillsd.core.errors import SkillsdError
+from skillsd.core.policy.config import (
     DEFAULT_CONFIG,
     Config,
     parse_config_text,
     project_config_path,
     user_config_path,
 )
-from skillsd.core.effective_config import load_config
-from skillsd.core.errors import SkillsdError
+from skillsd.core.policy.fs_effective_config import load_config
 
 
 def test_defaults_match_the_spec() -> None:

@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from skillsd.core import discovery
-from skillsd.core.agent_folders import SKILL_FOLDERS, user_folder_path
-from skillsd.core.config import Config, DiscoveryConfig, RootsConfig
-from skillsd.core.discovery import (
+from skillsd.core.discovery import fs_roots as discovery
+from skillsd.core.discovery.agent_folders import SKILL_FOLDERS, user_folder_path
+from skillsd.core.discovery.fs_roots import (
     Root,
     compute_roots,
     find_repo_root,
@@ -21,6 +20,7 @@ from skillsd.core.discovery import (
     scan,
     scan_plan,
 )
+from skillsd.core.policy.config import Config, DiscoveryConfig, RootsConfig
 
 
 def make_skill(directory: Path, name: str | None = None) -> Path:

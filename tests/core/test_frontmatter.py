@@ -10,8 +10,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillsd.core import frontmatter, limits
-from skillsd.core.frontmatter import (
+from skillsd.core import limits
+from skillsd.core.skill import frontmatter
+from skillsd.core.skill.frontmatter import (
     FrontmatterError,
     Located,
     decode_frontmatter,

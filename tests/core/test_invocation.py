@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillsd.core.frontmatter import locate_frontmatter
-from skillsd.core.invocation import (
+from skillsd.core.skill.frontmatter import locate_frontmatter
+from skillsd.core.skill.invocation import (
     find_dynamic_context,
     invoke_body,
     parse_command,

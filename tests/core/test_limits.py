@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from skillsd.core import limits
-from skillsd.core.config import DEFAULT_CONFIG
+from skillsd.core.policy.config import DEFAULT_CONFIG
 
 
 def test_limits_match_the_spec() -> None:

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from skillsd.core.errors import SkillsdError
-from skillsd.core.mentions import find_mentions, mentions_hint, resolve_mentions
+from skillsd.core.skill.mentions import find_mentions, mentions_hint, resolve_mentions
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.errors import AmbiguousSkillData, SkillNotFoundData
 from tests.core.skill_fixtures import make_skill

@@ -4,10 +4,15 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.discovery import Root, RootPlan
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.catalog.model_tools import (
+    ToolRequest,
+    decode_tool_call,
+    error_text,
+    tool_definitions,
+)
+from skillsd.core.discovery.fs_roots import Root, RootPlan
 from skillsd.core.errors import SkillsdError
-from skillsd.core.model_tools import ToolRequest, decode_tool_call, error_text, tool_definitions
 from skillsd_protocol.errors import (
     AmbiguousSkillData,
     PermissionDeniedData,

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.discovery import Root, RootPlan
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.catalog.search import SearchIndex
+from skillsd.core.discovery.fs_roots import Root, RootPlan
 from skillsd.core.errors import SkillsdError
 from skillsd.core.name_distance import closest_names, edit_distance
-from skillsd.core.search import SearchIndex
 
 
 def test_closest_names() -> None:

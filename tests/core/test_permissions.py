@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from skillsd.core.config import parse_config_table, parse_config_text
 from skillsd.core.errors import SkillsdError
-from skillsd.core.permissions import (
+from skillsd.core.policy.config import parse_config_table, parse_config_text
+from skillsd.core.policy.permissions import (
     PermissionsConfig,
     Policy,
     RuleError,
@@ -16,7 +16,7 @@ from skillsd.core.permissions import (
     skill_load_rule,
     split_commands,
 )
-from skillsd.core.validation import split_allowed_tools
+from skillsd.core.skill.validation import split_allowed_tools
 
 
 def policy(**lists: object) -> Policy:

@@ -9,12 +9,9 @@ import msgspec
 import pytest
 
 from skillsd.core import limits
-from skillsd.core.catalog import Catalog
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import DEFAULT_CONFIG, Config, DiscoveryConfig
-from skillsd.core.discovery import compute_roots
-from skillsd.core.errors import SkillsdError
-from skillsd.core.personas import (
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.catalog.skill_catalog import Catalog
+from skillsd.core.discovery.fs_personas import (
     ResolvedSkill,
     agent_dirs,
     check_references,
@@ -24,7 +21,10 @@ from skillsd.core.personas import (
     render_agent,
     resolve_agent_skills,
 )
-from skillsd.core.resources import list_skill_files, read_skill_file_content
+from skillsd.core.discovery.fs_roots import compute_roots
+from skillsd.core.errors import SkillsdError
+from skillsd.core.policy.config import DEFAULT_CONFIG, Config, DiscoveryConfig
+from skillsd.core.skill.fs_resources import list_skill_files, read_skill_file_content
 from skillsd_protocol.messages import AgentDefinition
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.discovery import compute_roots
-from skillsd.core.install_source import SourceError, find_skills
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import compute_roots
+from skillsd.core.install.fs_install_source import SourceError, find_skills
 from tests.support.cli import run_tree_cli
 from tests.support.client import Client
 from tests.support.skill_tree import write_skill

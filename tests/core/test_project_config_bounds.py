@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import layer_configs
-from skillsd.core.discovery import compute_roots
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import compute_roots
+from skillsd.core.policy.config import layer_configs
 
 
 def _project(tmp_path: Path) -> tuple[Path, str]:

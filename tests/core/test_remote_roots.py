@@ -6,10 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import Config, RemoteConfig, layer_configs, parse_config_text
-from skillsd.core.discovery import compute_roots
-from skillsd.core.remote_roots import remote_skills_dir, remotes_in_effect, stub_skill_file
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import compute_roots
+from skillsd.core.policy.config import Config, RemoteConfig, layer_configs, parse_config_text
+from skillsd.core.remote.fs_remote_roots import (
+    remote_skills_dir,
+    remotes_in_effect,
+    stub_skill_file,
+)
 from skillsd_protocol import SkillMetadata
 
 TEAM = RemoteConfig(name="team", url="https://skills.acme.dev/mcp")

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from skillsd.core.remote_verify import verify_file, verify_frontmatter
-from skillsd.core.remote_wire import (
+from skillsd.core.remote.remote_verify import verify_file, verify_frontmatter
+from skillsd.core.remote.remote_wire import (
     RemoteEntry,
     RemoteError,
     RemoteFile,

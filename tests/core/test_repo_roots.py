@@ -1,4 +1,4 @@
-"""The remembered repository root (skillsd/core/repo_roots.py): the same answer as
+"""The remembered repository root (skillsd/core/discovery/fs_repo_roots.py): the same answer as
 find_repo_root, and every change to the directories it looked in is seen by the next call."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import os
 import shutil
 from pathlib import Path
 
-from skillsd.core.config import DEFAULT_MARKERS
-from skillsd.core.discovery import ENV_ROOT, find_repo_root
-from skillsd.core.repo_roots import RepoRoots
+from skillsd.core.discovery.fs_repo_roots import RepoRoots
+from skillsd.core.discovery.fs_roots import ENV_ROOT, find_repo_root
+from skillsd.core.policy.config import DEFAULT_MARKERS
 
 
 def _tree(tmp_path: Path) -> tuple[Path, Path]:

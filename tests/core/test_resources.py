@@ -10,7 +10,7 @@ import pytest
 
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
-from skillsd.core.resources import list_skill_files, read_resource, read_skill_file_content
+from skillsd.core.skill.fs_resources import list_skill_files, read_resource, read_skill_file_content
 
 
 @pytest.fixture

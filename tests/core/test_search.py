@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from skillsd.core import limits
+from skillsd.core.catalog.search import SearchIndex, parse_tags, stem, tokenize
 from skillsd.core.errors import SkillsdError
 from skillsd.core.name_distance import edit_distance
-from skillsd.core.search import SearchIndex, parse_tags, stem, tokenize
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import SearchResult
 from tests.core.skill_fixtures import make_skill

@@ -20,8 +20,8 @@ from typing import TypeVar
 
 import pytest
 
+from skillsd.core.catalog.search import SearchIndex
 from skillsd.core.name_distance import closest_names
-from skillsd.core.search import SearchIndex
 from tests.core.skill_fixtures import make_skill
 from tests.support.daemons import StdioDaemon, request
 from tests.support.env import daemon_env

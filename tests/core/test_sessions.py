@@ -4,7 +4,7 @@ import msgspec
 import pytest
 
 from skillsd.core.errors import SkillsdError
-from skillsd.core.sessions import SessionStore
+from skillsd.core.policy.sessions import SessionStore
 from tests.core.skill_fixtures import make_skill
 
 

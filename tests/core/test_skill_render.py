@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from skillsd.core.skill_render import dir_uri, render_reminder, render_skill
+from skillsd.core.skill.skill_render import dir_uri, render_reminder, render_skill
 from skillsd_protocol import ResourceCounts
 from tests.core.skill_fixtures import make_skill
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core import limits, skillfile
-from skillsd.core.skillfile import (
+from skillsd.core import limits
+from skillsd.core.skill import fs_skillfile as skillfile
+from skillsd.core.skill.fs_skillfile import (
     ParsedSkillFile,
     SkillFields,
     StatKey,

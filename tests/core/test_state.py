@@ -14,7 +14,7 @@ from typing import IO, Any
 import pytest
 
 from skillsd.core.errors import SkillsdError
-from skillsd.core.state import STATE_FILE, StateStore, default_state_path
+from skillsd.core.policy.fs_state import STATE_FILE, StateStore, default_state_path
 
 
 def leftovers(directory: Path) -> list[str]:
@@ -160,7 +160,7 @@ def test_a_failing_fsync_aborts_before_the_rename(tmp_path: Path) -> None:
 
 _CRASHING_WRITER = """
 import os, sys
-from skillsd.core.state import StateStore
+from skillsd.core.policy.fs_state import StateStore
 
 def crash(temp):
     fh = open(temp, "xb")

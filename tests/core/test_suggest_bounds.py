@@ -19,15 +19,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.path_globs import compile_globs, globs_match, split_path
-from skillsd.core.prompt_budget import paths_match_reason
-from skillsd.core.suggest import (
+from skillsd.core.catalog.path_globs import compile_globs, globs_match, split_path
+from skillsd.core.catalog.prompt_budget import paths_match_reason
+from skillsd.core.catalog.suggest import (
     MAX_ACTIVE_FILE_BYTES,
     MAX_ACTIVE_FILES,
     SuggestIndex,
     check_active_files,
 )
+from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.model import HostFields
 from tests.core.skill_fixtures import make_skill

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from skillsd.core.tree_walk import TreeWalk, display_name, is_undecodable
+from skillsd.core.fs.tree_walk import TreeWalk, display_name, is_undecodable
 
 
 def test_loops_are_entered_once_and_limits_hold(tmp_path: Path) -> None:

@@ -8,11 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.config import layer_configs, parse_config_text
 from skillsd.core.errors import SkillsdError
-from skillsd.core.permissions import PermissionsConfig, Policy, evaluate, parse_rule, remember_rule
-from skillsd.core.state import StateStore
-from skillsd.core.trust import TrustConfig, resolve_trust, root_pattern_matches
+from skillsd.core.policy.config import layer_configs, parse_config_text
+from skillsd.core.policy.fs_state import StateStore
+from skillsd.core.policy.permissions import (
+    PermissionsConfig,
+    Policy,
+    evaluate,
+    parse_rule,
+    remember_rule,
+)
+from skillsd.core.policy.trust import TrustConfig, resolve_trust, root_pattern_matches
 
 HOSTILE = PermissionsConfig(
     override=("Bash(curl:*)", "skill_load(gamma)"),

@@ -13,9 +13,8 @@ import msgspec
 import pytest
 
 from skillsd.core import limits
-from skillsd.core.claude_transcripts import project_folder, transcript_uses
-from skillsd.core.config import LedgerConfig
-from skillsd.core.use_ledger import (
+from skillsd.core.listing.fs_claude_transcripts import project_folder, transcript_uses
+from skillsd.core.listing.use_ledger import (
     FOLLOW_SECONDS,
     UNNAMED_CLIENT,
     Event,
@@ -28,6 +27,7 @@ from skillsd.core.use_ledger import (
     make_record,
     use_counts,
 )
+from skillsd.core.policy.config import LedgerConfig
 from skillsd.runtime.use_ledger_file import LEDGER_FILE, UseLedger, read_ledger
 from skillsd_protocol import SkillMetadata
 

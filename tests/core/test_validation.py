@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from skillsd.core import limits
-from skillsd.core.validation import (
+from skillsd.core.skill.validation import (
     KNOWN_FIELDS,
     SkillFields,
     split_allowed_tools,

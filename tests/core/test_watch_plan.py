@@ -6,10 +6,10 @@ import asyncio
 import os
 from pathlib import Path
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import Config, DiscoveryConfig
-from skillsd.core.discovery import Root, RootPlan
-from skillsd.core.watch_plan import watch_plan
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import Root, RootPlan
+from skillsd.core.discovery.fs_watch_plan import watch_plan
+from skillsd.core.policy.config import Config, DiscoveryConfig
 from skillsd.runtime.diagnosis_requests import doctor_report
 from skillsd.runtime.services import Services
 from skillsd_protocol.diagnosis import DoctorParams

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillsd.core.suggest import SuggestIndex
-from skillsd.core.task_words import implied_words
-from skillsd.core.word_forms import word_form
+from skillsd.core.catalog.suggest import SuggestIndex
+from skillsd.core.catalog.task_words import implied_words
+from skillsd.core.catalog.word_forms import word_form
 from tests.support.root_catalog import catalog
 from tests.support.skill_tree import write_skill
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from skillsd.core import catalog_build as catalog_module
+from skillsd.core.catalog import fs_catalog_build as catalog_module
 from skillsd.runtime.catalog_cache import CatalogCache
 from skillsd_protocol.messages import SkillsChangedParams
 from tests.support.skill_tree import write_skill

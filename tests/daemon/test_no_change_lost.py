@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.discovery import Root, RootPlan
-from skillsd.core.watch_plan import changed_since, watch_plan
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import Root, RootPlan
+from skillsd.core.discovery.fs_watch_plan import changed_since, watch_plan
 from skillsd.runtime.catalog_cache import CatalogCache
 from skillsd_protocol.messages import SkillsChangedParams
 from tests.support import daemons as h

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from skillsd.core.errors import SkillsdError
-from skillsd.core.sessions import SessionStore
+from skillsd.core.policy.sessions import SessionStore
 from tests.support.client import Client
 from tests.support.daemons import SocketClient, StdioDaemon, request, socket_daemon
 from tests.support.env import daemon_env

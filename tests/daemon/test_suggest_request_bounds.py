@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from skillsd.core.prompt_budget import paths_match_reason
+from skillsd.core.catalog.prompt_budget import paths_match_reason
 from skillsd_protocol import SkillMetadata
 from tests.support.cli import run_tree_cli
 from tests.support.client import Client
@@ -26,7 +26,7 @@ from tests.support.env import daemon_env
 from tests.support.skill_tree import write_skill
 
 INVALID_PARAMS = -32602
-#: The documented bounds of ``activeFiles`` (skillsd.core.suggest holds them).
+#: The documented bounds of ``activeFiles`` (skillsd.core.catalog.suggest holds them).
 MAX_ACTIVE_FILES = 1000
 MAX_ACTIVE_FILE_BYTES = 4096
 #: Waits for what must happen; only reached when it does not.

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from skillsd.core.claude_transcripts import project_folder
+from skillsd.core.listing.fs_claude_transcripts import project_folder
 from tests.support.cli import run_tree_cli as run_cli
 from tests.support.client import Client
 from tests.support.daemons import StdioDaemon

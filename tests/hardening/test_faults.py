@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from skillsd.core.state import STATE_FILE, StateData
+from skillsd.core.policy.fs_state import STATE_FILE, StateData
 from tests.hardening.processes import (
     ConfinedDaemon,
     RssSampler,

@@ -18,9 +18,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skillsd.core import limits
-from skillsd.core.frontmatter import FrontmatterError, load_frontmatter, locate_frontmatter
-from skillsd.core.skillfile import ParsedSkillFile, parse_skill_bytes, read_skill_file
-from skillsd.core.validation import KNOWN_FIELDS, validate_fields
+from skillsd.core.skill.frontmatter import FrontmatterError, load_frontmatter, locate_frontmatter
+from skillsd.core.skill.fs_skillfile import ParsedSkillFile, parse_skill_bytes, read_skill_file
+from skillsd.core.skill.validation import KNOWN_FIELDS, validate_fields
 from tests.hardening.fuzzing import DOCUMENTED_CODES, bounded, fuzz_settings
 
 pytestmark = pytest.mark.slow  # hundreds of generated cases per test: seconds each

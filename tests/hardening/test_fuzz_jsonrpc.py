@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillsd.core.state import StateStore
+from skillsd.core.policy.fs_state import StateStore
 from skillsd.daemon import handlers, lifecycle
 from skillsd.jsonrpc.endpoint import Connection, Router
 from skillsd.runtime.catalog_cache import CatalogCache

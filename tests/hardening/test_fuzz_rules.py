@@ -16,7 +16,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from skillsd.core.permissions import (
+from skillsd.core.policy.permissions import (
     Glob,
     Policy,
     RuleError,
@@ -24,7 +24,7 @@ from skillsd.core.permissions import (
     parse_rule,
     split_commands,
 )
-from skillsd.core.validation import split_allowed_tools
+from skillsd.core.skill.validation import split_allowed_tools
 from tests.hardening.fuzzing import bounded, fuzz_settings
 
 pytestmark = pytest.mark.slow  # hundreds of generated cases per test: seconds each

@@ -33,10 +33,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from skillsd.core.catalog import list_result
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.discovery import compute_roots
-from skillsd.core.effective_config import ConfigSource
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.catalog.skill_catalog import list_result
+from skillsd.core.discovery.fs_roots import compute_roots
+from skillsd.core.policy.fs_effective_config import ConfigSource
 from tests.hardening.fuzzing import LONG
 from tests.hardening.processes import (
     RssSampler,

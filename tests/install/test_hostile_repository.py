@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from skillsd.core.errors import SkillsdError
-from skillsd.core.lock_file import LockEntry, LockFile, encode_lock
-from skillsd.core.skill_digest import list_files, skill_digest
+from skillsd.core.install.fs_skill_digest import list_files, skill_digest
+from skillsd.core.install.lock_file import LockEntry, LockFile, encode_lock
 from skillsd.installing import install, installed, restore, update
 from skillsd.installing.lock_store import target_for
 from skillsd_protocol.errors import PathNotAllowedData
@@ -289,7 +289,7 @@ def test_empty_folders_count_toward_the_walk(tmp_path: Path) -> None:
     skill = write_skill(tmp_path / "wide")
     for i in range(9_100):
         (skill / f"d{i}").mkdir()
-    from skillsd.core.skill_digest import TreeTooLarge
+    from skillsd.core.install.fs_skill_digest import TreeTooLarge
 
     with pytest.raises(TreeTooLarge):
         list_files(str(skill), max_files=2000)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from skillsd.core.errors import SkillsdError
-from skillsd.core.skill_digest import skill_digest
+from skillsd.core.install.fs_skill_digest import skill_digest
 from skillsd.installing import install, installed, remove, restore, update
 from skillsd_protocol.install import (
     InstalledParams,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.install_source import (
+from skillsd.core.install.fs_install_source import (
     SourceError,
     find_skills,
     parse_source,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from skillsd.core.lock_file import LockEntry, LockError, LockFile, decode_lock, encode_lock
+from skillsd.core.install.lock_file import LockEntry, LockError, LockFile, decode_lock, encode_lock
 
 DIGEST = "sha256:" + "ab" * 32
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

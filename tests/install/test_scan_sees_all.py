@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillsd.core import limits, skill_scan
+from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
-from skillsd.core.invocation import find_dynamic_context
-from skillsd.core.skill_scan import Finding, scan_file, scan_skill
+from skillsd.core.skill import fs_security_scan as skill_scan
+from skillsd.core.skill.fs_security_scan import Finding, scan_file, scan_skill
+from skillsd.core.skill.invocation import find_dynamic_context
 from skillsd.installing import install
 from skillsd_protocol.install import InstallParams
 from tests.hang_guard import within

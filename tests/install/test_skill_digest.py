@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.skill_digest import (
+from skillsd.core.install.fs_skill_digest import (
     TreeTooLarge,
     compare_files,
     digest_of_files,

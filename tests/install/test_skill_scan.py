@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.skill_scan import SCAN_CODES, Finding, scan_file, scan_skill
+from skillsd.core.skill.fs_security_scan import SCAN_CODES, Finding, scan_file, scan_skill
 from tests.corpora import CORPORA, needs_corpora
 
 HEADER = "---\nname: zoo\ndescription: A skill.\n---\n"

@@ -233,7 +233,7 @@ def main(argv: list[str]) -> None:
         capture = capture_claude if agent == "claude-code" else capture_codex
         sys.stdout.write(capture(Path(bin_dir), Path(home), Path(project)))
         return
-    from skillsd.core.agent_listing import CLAUDE_CODE_BUNDLED
+    from skillsd.core.listing.agent_listing import CLAUDE_CODE_BUNDLED
     from tests.listing.fixtures import FIXTURES, build
 
     claude_bin, codex_bin = Path(argv[0]), Path(argv[1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from skillsd.core.agent_listing import CLAUDE_CODE_BUNDLED
+from skillsd.core.listing.agent_listing import CLAUDE_CODE_BUNDLED
 from skillsd_protocol.listing import ListingResult
 from tests.listing.capture import bundled_spans
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import Config, DiscoveryConfig
-from skillsd.core.discovery import compute_roots
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import compute_roots
+from skillsd.core.policy.config import Config, DiscoveryConfig
 from skillsd.runtime.listing_requests import compute_listing
 from skillsd_protocol.listing import ListingResult
 from tests.listing.capture import CAPTURED

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import Config
-from skillsd.core.discovery import compute_roots
-from skillsd.core.listing_profile import RELEVANT_SHARE, RepoFacts, relevance
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import compute_roots
+from skillsd.core.listing.listing_profile import RELEVANT_SHARE, RepoFacts, relevance
+from skillsd.core.policy.config import Config
 from skillsd_protocol import SkillMetadata
 from tests.listing.fixtures import write_skill
 

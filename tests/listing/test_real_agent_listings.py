@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from skillsd.core.agent_listing import CLAUDE_CODE_BUNDLED
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import Config, DiscoveryConfig
-from skillsd.core.discovery import compute_roots
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import compute_roots
+from skillsd.core.listing.agent_listing import CLAUDE_CODE_BUNDLED
+from skillsd.core.policy.config import Config, DiscoveryConfig
 from skillsd.runtime.listing_requests import compute_listing
 from tests.listing.capture import CAPTURED, strip_bundled
 from tests.listing.compare import claude_differences

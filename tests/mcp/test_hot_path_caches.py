@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from skillsd.core.model_tools import decode_tool_call
+from skillsd.core.catalog.model_tools import decode_tool_call
 from skillsd.mcp_bridge.exchange import Exchange
 from skillsd.mcp_bridge.mcp_connection import Listeners
 from skillsd.mcp_bridge.mcp_results import McpFailure

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from skillsd.core.config import RemoteConfig
+from skillsd.core.policy.config import RemoteConfig
 from skillsd.runtime import remote_skills
 from skillsd.runtime.remote_skills import RemoteSkills, retry_delay
 from skillsd.runtime.remote_store import RemoteStore, StoredListing

@@ -19,7 +19,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from skillsd.core.remote_roots import STUB_MARK
+from skillsd.core.remote.fs_remote_roots import STUB_MARK
 from tests.remote.fake_skills_server import FakeServer, entry, serving
 from tests.remote.loopback import (
     DEPLOY,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillsd.core.catalog_build import build_catalog
-from skillsd.core.config import Config, DiscoveryConfig, RootsConfig
-from skillsd.core.discovery import compute_roots
+from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.discovery.fs_roots import compute_roots
+from skillsd.core.policy.config import Config, DiscoveryConfig, RootsConfig
 from skillsd_protocol import SkillMetadata
 
 __all__ = ["catalog"]

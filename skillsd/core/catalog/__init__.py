@@ -1,0 +1,1 @@
+"""The catalog: build, deltas, copies, search, suggestions, the prompt, model tools."""

@@ -1,0 +1,539 @@
+"""Which skills fit a user's request (``skills.suggest``, docs/hooks.md): a score in 0..1 that
+means the same thing whatever the catalog, ``activate`` above a threshold, and ``candidate``
+for close ones when nothing activates.
+
+The score is **coverage**: the share of the request's informative words that the skill's own
+words hold. Each request word weighs what it says in general, not in this catalog: words every
+request has ("please", "the") weigh nothing, generic ones ("file", "create", "project") weigh
+:data:`GENERIC_WEIGHT`, any other word 1. That weight comes from a fixed background (the word
+lists below), never from the installed skills, so adding or removing skills changes no other
+skill's score: ``activate`` means the same with 30 skills or 3 000.
+
+How much a skill holds a word is the evidence of each of its fields, combined as independent
+evidence (``1 - prod(1 - e)``): its name (1.0), tags, description and ``when_to_use``, the
+queries of its ``evals/triggers.json`` that should trigger it, its body's headings, the names of
+its resource files and its body's first paragraphs (:data:`FIELDS`). A field longer than its
+reference length counts for less (``sqrt(reference / length)``), so a skill cannot win by
+breadth: a description that lists every API term matches much, each match weakly.
+
+The skill's own trigger queries count twice: as words, and as whole requests. A request close
+to one of its ``should_trigger: true`` queries scores at least that closeness; close to one of
+its ``should_trigger: false`` queries (closer than to any positive one), its score shrinks by
+it, so the author's "not this" holds. Naming the skill (``pdf-forms``, "pdf forms") scores at
+least :data:`NAMED_SCORE`; a skill whose ``paths`` match a file being worked on gains
+:data:`PATHS_BONUS`.
+
+Built once per catalog (:class:`SuggestIndex`); a query costs one pass over the postings of its
+few stems.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from skillsd.core.catalog.fs_skill_evidence import NO_EVIDENCE, EvidenceCache, SkillEvidence
+from skillsd.core.catalog.search import parse_tags, tokenize
+from skillsd.core.catalog.task_words import implied_words, related_words, written_form
+from skillsd.core.catalog.word_forms import word_form
+from skillsd.core.errors import InvalidParamsData, SkillsdError
+from skillsd_protocol import SkillMetadata
+
+__all__ = [
+    "CANDIDATE_THRESHOLD",
+    "DEFAULT_THRESHOLD",
+    "FIELDS",
+    "GENERIC_WEIGHT",
+    "MAX_ACTIVE_FILES",
+    "MAX_ACTIVE_FILE_BYTES",
+    "MAX_CANDIDATES",
+    "NAMED_SCORE",
+    "PATHS_BONUS",
+    "RELATED_FACTOR",
+    "SCORE_DECIMALS",
+    "SEMANTIC_FLOOR",
+    "SEMANTIC_WEIGHT",
+    "Scored",
+    "SuggestIndex",
+    "Verdict",
+    "check_active_files",
+    "request_stems",
+    "round_score",
+    "verdicts",
+]
+
+#: ``suggest.threshold``'s default: chosen on the tuning sets (docs/benchmarks.md,
+#: "Suggestions") so that unrelated requests activate nothing.
+DEFAULT_THRESHOLD = 0.5
+#: ``suggest.candidateThreshold``'s default: when nothing activates, up to
+#: :data:`MAX_CANDIDATES` skills scoring at least this are offered as candidates.
+CANDIDATE_THRESHOLD = 0.36
+MAX_CANDIDATES = 3
+#: How far behind the best suggestion another may be and still activate or be a candidate.
+NEAR_BEST = 0.1
+#: The least score of a skill the request names.
+NAMED_SCORE = 0.9
+#: What a ``paths`` match with an active file adds.
+PATHS_BONUS = 0.15
+#: Scores and thresholds are compared and shown at this many decimals, everywhere.
+SCORE_DECIMALS = 2
+#: ``activeFiles`` bounds: each file is matched against every skill's ``paths`` globs, so these
+#: bound what one request can cost.
+MAX_ACTIVE_FILES = 1000
+MAX_ACTIVE_FILE_BYTES = 4096
+#: The optional semantic stage (``skillsd[semantic]``): a cosine similarity over
+#: :data:`SEMANTIC_FLOOR` adds :data:`SEMANTIC_WEIGHT` times the excess to the score.
+SEMANTIC_WEIGHT = 0.4
+SEMANTIC_FLOOR = 0.2
+
+#: What a generic word of a request weighs (a specific one weighs 1).
+GENERIC_WEIGHT = 0.3
+#: The request's weight a score is the share of, at least (one or two words are thin evidence)
+#: and at most (in a long request, the words that matter are a few of many).
+LEAST_WORDS = 1.0
+MOST_WORDS = 5.0
+#: What a skill's word of the same task group (:mod:`skillsd.core.catalog.task_words`) counts for,
+#: against the request's own word.
+RELATED_FACTOR = 0.7
+
+#: The fields of a skill: name, weight (what one of its words says about the skill) and
+#: reference length in distinct words (longer fields count for less).
+FIELDS: tuple[tuple[str, float, int], ...] = (
+    ("name", 1.0, 4),
+    ("tags", 0.9, 8),
+    ("description", 0.85, 30),
+    ("when_to_use", 0.85, 30),
+    ("triggers", 0.75, 60),
+    ("headings", 0.5, 40),
+    ("resources", 0.5, 20),
+    ("body", 0.35, 120),
+)
+_FIELD_NAMES = tuple(name for name, _, _ in FIELDS)
+
+#: Words of any request: they say nothing about which skill fits.
+_FILLER_WORDS = """
+a about after all also am an and any are as at be been being but by can could did do does
+doing done for from get got had has have having he her here him his how i if in into is it
+its just let like me mine more most my need needs no not now of off on once one only or our
+out over own please same she should so some such than that the their them then there these
+they this those through to too under until up us very want wants was we were what when
+where which while who why will with would you your yours help make sure thing things stuff
+way something using use used via new good best quick quickly really able i'm im it's dont
+don't can't cant lets let's hey hi thanks thank ok okay yes yeah also just still again
+"""
+_FILLER = frozenset(word_form(word) for word in _FILLER_WORDS.split())
+
+#: Words a request about almost anything may use: they count, but for little.
+_GENERIC_WORDS = """
+add added adding all another anything around ask based before better bit both build built
+change changes check come create created current day days different each else every
+everything example explain few file files find first fix follow give go going great hand
+have idea include info information instead issue item items keep kind know last later
+latest look lot lots made many maybe mean might more much name next note number old open
+other part people person piece place point pretty problem project put read ready right run
+running say see seem set setup show simple small some someone start step still support take
+tell test text thing think time today tomorrow try turn two understand update version want
+week well whole without work working write writing wrong year yesterday app application code
+data page list output input run result results content form format type value values way
+need needed goes going went getting doing does done tool tools thing system team
+"""
+_GENERIC = frozenset(word_form(word) for word in _GENERIC_WORDS.split()) - _FILLER
+
+
+def word_weight(word: str) -> float:
+    """What a request's stem ``word`` says, from the fixed background: 0 for filler,
+    :data:`GENERIC_WEIGHT` for generic words, else 1."""
+    if word in _FILLER:
+        return 0.0
+    return GENERIC_WEIGHT if word in _GENERIC else 1.0
+
+
+def round_score(score: float) -> float:
+    """A score as compared with the threshold and shown: :data:`SCORE_DECIMALS` decimals."""
+    return round(score, SCORE_DECIMALS)
+
+
+def request_stems(text: str) -> list[str]:
+    """The informative stems of a request, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for token in tokenize(text):
+        word = word_form(token)
+        if word not in _FILLER and len(word) > 1:
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def check_active_files(files: Sequence[str] | None) -> None:
+    """Refuse ``activeFiles`` of more than :data:`MAX_ACTIVE_FILES` entries, or with an entry
+    longer than :data:`MAX_ACTIVE_FILE_BYTES` in UTF-8 (a bad ``activeFiles`` param)."""
+    if files is None:
+        return
+    if len(files) > MAX_ACTIVE_FILES:
+        raise SkillsdError(
+            f"`activeFiles` holds {len(files)} entries; at most {MAX_ACTIVE_FILES} are allowed",
+            InvalidParamsData(field="activeFiles"),
+        )
+    for n, file in enumerate(files):
+        # At most 4 UTF-8 bytes a character: only a long entry needs encoding.
+        if len(file) * 4 > MAX_ACTIVE_FILE_BYTES and (
+            len(file.encode("utf-8", "surrogatepass")) > MAX_ACTIVE_FILE_BYTES
+        ):
+            raise SkillsdError(
+                f"`activeFiles[{n}]` is longer than {MAX_ACTIVE_FILE_BYTES} bytes",
+                InvalidParamsData(field="activeFiles"),
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One skill's score for a request (unrounded: ranking uses it whole), and why: the matched
+    words per field, and the closeness to its own trigger queries, the semantic similarity and
+    the ``paths`` glob when they count (empty past the ``explain`` first of a ranking)."""
+
+    skill: SkillMetadata
+    score: float
+    matched: dict[str, list[str]]
+    named: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What a host is told about one ranked skill."""
+
+    score: float
+    activate: bool
+    candidate: bool
+
+
+def verdicts(
+    scores: Sequence[float],
+    threshold: float,
+    candidate_threshold: float,
+    *,
+    held: Sequence[bool] = (),
+) -> list[Verdict]:
+    """``activate`` and ``candidate`` for ranked ``scores`` (best first), compared at
+    :data:`SCORE_DECIMALS` decimals as they are shown: a skill activates when its score reaches
+    ``threshold`` and is within :data:`NEAR_BEST` of the best; when none does, up to
+    :data:`MAX_CANDIDATES` reaching ``candidate_threshold`` (and as near the best) are
+    candidates. ``held[i]``: the skill may be neither (the session loaded it already)."""
+    bar, near = round_score(threshold), round_score(candidate_threshold)
+    rounded = [round_score(score) for score in scores]
+    blocked = [n < len(held) and held[n] for n in range(len(scores))]
+    best = max(rounded, default=0.0)  # a loaded skill that fits best still sets the bar
+    # Skills clearly behind the best one are not what the request is about: they neither
+    # activate beside it nor are offered with it. (Only a skill that fits the request better
+    # can hold another back; unrelated skills never do.)
+    close = [score >= best - NEAR_BEST - 1e-9 for score in rounded]
+    active = [
+        score >= bar and near_best and not block
+        for score, near_best, block in zip(rounded, close, blocked, strict=True)
+    ]
+    offered = 0
+    found = []
+    for score, near_best, block, on in zip(rounded, close, blocked, active, strict=True):
+        candidate = False
+        if not any(active) and not block and near_best and score >= near:
+            candidate = offered < MAX_CANDIDATES
+            offered += 1
+        found.append(Verdict(score, on, candidate))
+    return found
+
+
+def _trigger_words(queries: Iterable[str]) -> list[dict[str, float]]:
+    return [{w: word_weight(w) for w in request_stems(q)} for q in queries]
+
+
+def _closeness(request: dict[str, float], queries: Sequence[dict[str, float]]) -> float:
+    """How close the request is to the closest of ``queries``: the cosine of their weighted
+    word sets (1: the same informative words)."""
+    mine = math.sqrt(sum(v * v for v in request.values()))
+    best = 0.0
+    for query in queries:
+        theirs = math.sqrt(sum(v * v for v in query.values()))
+        if not mine or not theirs:
+            continue
+        shared = sum(v * v for w, v in request.items() if w in query)
+        best = max(best, shared / (mine * theirs))
+    return best
+
+
+class SuggestIndex:
+    """The catalog's skills as word evidence per field, for :meth:`rank`.
+
+    ``evidence``: each skill's :class:`~skillsd.core.catalog.fs_skill_evidence.SkillEvidence` in the
+    order of ``skills`` (read through an
+    :class:`~skillsd.core.catalog.fs_skill_evidence.EvidenceCache`); without it skills are ranked on
+    their frontmatter alone.
+
+    The postings are flat arrays (stem -> a slice of skill indexes, evidence and the strongest
+    field), a few bytes a posting, so a large catalog's index stays small.
+    """
+
+    def __init__(
+        self,
+        skills: Sequence[SkillMetadata],
+        evidence: Sequence[SkillEvidence] | None = None,
+    ) -> None:
+        self._skills = list(skills)
+        self._names: dict[str, list[int]] = {}
+        self._longest_name = 0
+        #: Per skill with trigger queries: (positives, negatives) as weighted word sets.
+        self._triggers: dict[int, tuple[list[dict[str, float]], list[dict[str, float]]]] = {}
+        terms: dict[str, int] = {}
+        term_of = array("i")
+        doc_of = array("i")
+        value_of = array("f")
+        field_of = array("B")
+        for i, skill in enumerate(self._skills):
+            found = evidence[i] if evidence is not None else NO_EVIDENCE
+            for word, (value, field) in self._skill_words(skill, found).items():
+                term_of.append(terms.setdefault(word, len(terms)))
+                doc_of.append(i)
+                value_of.append(value)
+                field_of.append(field)
+            parts = tokenize(skill.name)
+            if parts:
+                self._names.setdefault(" ".join(parts), []).append(i)
+                self._longest_name = max(self._longest_name, len(parts))
+            if found.positives or found.negatives:
+                self._triggers[i] = (
+                    _trigger_words(found.positives),
+                    _trigger_words(found.negatives),
+                )
+        # Counting sort by term: each term's postings become one contiguous slice.
+        offsets = array("i", [0]) * (len(terms) + 1)
+        for t in term_of:
+            offsets[t + 1] += 1
+        for t in range(len(terms)):
+            offsets[t + 1] += offsets[t]
+        cursor = offsets[:-1]
+        total = len(term_of)
+        self._docs = array("i", [0]) * total
+        self._values = array("f", [0.0]) * total
+        self._fields = array("B", [0]) * total
+        for n in range(total):
+            t = term_of[n]
+            pos = cursor[t]
+            cursor[t] = pos + 1
+            self._docs[pos] = doc_of[n]
+            self._values[pos] = value_of[n]
+            self._fields[pos] = field_of[n]
+        self._terms = terms
+        self._offsets = offsets
+
+    @staticmethod
+    def _skill_words(skill: SkillMetadata, found: SkillEvidence) -> dict[str, tuple[float, int]]:
+        """Each stem of the skill with its combined evidence and its strongest field."""
+        host = skill.host
+        texts = (
+            skill.name,
+            " ".join(sorted(parse_tags(skill))),
+            skill.description,
+            (host.when_to_use or "") if host is not None else "",
+            " ".join(found.positives),
+            found.headings,
+            found.resources,
+            found.paragraphs,
+        )
+        missing: dict[str, float] = {}
+        strongest: dict[str, tuple[float, int]] = {}
+        for field, ((_, weight, reference), text) in enumerate(zip(FIELDS, texts, strict=True)):
+            if not text:
+                continue
+            words = {word_form(t) for t in set(tokenize(text))}
+            if field == 0:
+                words.add("".join(tokenize(text)))  # "pdf-forms" also as "pdfforms"
+            value = weight * math.sqrt(reference / max(reference, len(words)))
+            for word in words:
+                if len(word) < 2:
+                    continue
+                missing[word] = missing.get(word, 1.0) * (1.0 - value)
+                if word not in strongest or strongest[word][0] < value:
+                    strongest[word] = (value, field)
+        return {w: (1.0 - missing[w], strongest[w][1]) for w in missing}
+
+    @classmethod
+    def read(cls, skills: Sequence[SkillMetadata], cache: EvidenceCache) -> SuggestIndex:
+        """The index of ``skills`` with their evidence, read (bounded) through ``cache``. Only
+        skills the model may use are read: the others are never suggested."""
+        evidence = [cache.get(skill) if skill.invocation.model else NO_EVIDENCE for skill in skills]
+        return cls(skills, evidence)
+
+    def __len__(self) -> int:
+        return len(self._skills)
+
+    @property
+    def skills(self) -> Sequence[SkillMetadata]:
+        return self._skills
+
+    # Complex: the one hot loop of a suggestion (postings, names, triggers, paths, semantic
+    # stage, ordering), kept in one function so no step costs a call per posting; merged over
+    # the new complexity bound, to be split apart with its benchmark at hand.
+    def rank(  # noqa: C901
+        self,
+        request: str,
+        *,
+        usable: Callable[[SkillMetadata], bool] = lambda _: True,
+        paths_match: Callable[[SkillMetadata], str | None] | None = None,
+        similarity: Sequence[float] | None = None,
+        explain: int = 3,
+        limit: int | None = None,
+    ) -> list[Scored]:
+        """Every usable skill that shares a word with ``request`` (or that ``paths_match``
+        selects, saying why, or whose ``similarity`` to it, in the order of the index's
+        skills, passes :data:`SEMANTIC_FLOOR`), best first (the first ``limit`` of them); the
+        first ``explain`` with their matched words."""
+        words = request_stems(request)
+        words += [w for w in implied_words(request) if w not in words]
+        weights = {w: word_weight(w) for w in words}
+        total = min(max(sum(weights.values()), LEAST_WORDS), MOST_WORDS)
+        joined = "".join(tokenize(request))
+        looked = [*words, joined] if joined and len(words) > 1 and joined not in weights else words
+        gained: dict[int, float] = {}
+        docs, values = self._docs, self._values
+        for word in looked:
+            weight = weights.get(word, 1.0)
+            slices = self._slices(word) if weight else []
+            if len(slices) == 1 and slices[0][2] == 1.0:  # no related word: add directly
+                lo, hi, _ = slices[0]
+                get = gained.get
+                for d, v in zip(docs[lo:hi], values[lo:hi], strict=True):
+                    gained[d] = get(d, 0.0) + weight * v
+                continue
+            # The best evidence per skill: the word itself, or a word of its group for less.
+            best: dict[int, float] = {}
+            for lo, hi, factor in slices:
+                get = best.get
+                for d, v in zip(docs[lo:hi], values[lo:hi], strict=True):
+                    v *= factor
+                    if v > get(d, 0.0):
+                        best[d] = v
+            get = gained.get
+            for i, value in best.items():
+                gained[i] = get(i, 0.0) + weight * value
+        spoken = tokenize(request)
+        # A one-word name ("linear", "notion") is an ordinary word too: it names the skill only
+        # beside the word "skill" ("the linear skill").
+        skill_said = "skill" in spoken or "skills" in spoken
+        named: set[int] = set()
+        for size in range(1, min(self._longest_name, len(spoken)) + 1):
+            for start in range(len(spoken) - size + 1):
+                if size > 1 or skill_said:
+                    named.update(self._names.get(" ".join(spoken[start : start + size]), ()))
+        selected: dict[int, str] = {}
+        if paths_match is not None:
+            for i, skill in enumerate(self._skills):
+                if (why := paths_match(skill)) is not None:
+                    selected[i] = why
+        meaning = {i: value for i, value in enumerate(similarity or ()) if value > SEMANTIC_FLOOR}
+        scores = {i: min(1.0, gain / total) for i, gain in gained.items()}
+        notes: dict[int, str] = {}
+        for i, (positives, negatives) in self._triggers.items():
+            if i in scores:
+                scores[i], notes[i] = _judge(weights, scores[i], positives, negatives)
+        get = scores.get
+        for i, value in meaning.items():
+            scores[i] = get(i, 0.0) + SEMANTIC_WEIGHT * (value - SEMANTIC_FLOOR)
+        for i in named:
+            scores[i] = max(get(i, 0.0), NAMED_SCORE)
+        for i in selected:
+            scores[i] = get(i, 0.0) + PATHS_BONUS
+        skills = self._skills
+        for i, score in scores.items():
+            if score > 1.0:
+                scores[i] = 1.0
+
+        def key(i: int) -> tuple[float, str]:
+            return (-scores[i], skills[i].path)
+
+        # The few best first; the whole order only when unusable skills leave too few of them.
+        def ordered() -> Iterator[int]:
+            if limit is None or len(scores) <= 4 * limit + 16:
+                yield from sorted(scores, key=key)
+                return
+            top = heapq.nsmallest(4 * limit + 16, scores, key=key)
+            yield from top
+            yield from sorted(scores, key=key)[len(top) :]
+
+        said: dict[str, str] = {}
+        for token in spoken:
+            said.setdefault(word_form(token), token)  # reasons quote the request's own words
+        found: list[Scored] = []
+        for i in ordered():
+            if limit is not None and len(found) >= limit:
+                break
+            if not usable(skills[i]):
+                continue
+            reasons: dict[str, list[str]] = {}
+            if len(found) < explain:
+                reasons = self._matched(i, said, looked, weights)
+                if notes.get(i):
+                    field, closeness = notes[i].split(": ")
+                    reasons[field] = [closeness]
+                if i in meaning:
+                    reasons["meaning"] = [f"{meaning[i]:.2f}"]
+                if i in selected:
+                    reasons["paths"] = [selected[i]]
+            found.append(Scored(skills[i], scores[i], reasons, i in named))
+        return found
+
+    def _expanded(self, word: str) -> list[tuple[str, float]]:
+        """``word`` and the words of its task group, each with what a match counts for."""
+        return [(word, 1.0), *((r, RELATED_FACTOR) for r in sorted(related_words(word)))]
+
+    def _slices(self, word: str) -> list[tuple[int, int, float]]:
+        """The postings of ``word`` and of its related words present in the index."""
+        found = []
+        for term, factor in self._expanded(word):
+            tid = self._terms.get(term)
+            if tid is not None:
+                found.append((self._offsets[tid], self._offsets[tid + 1], factor))
+        return found
+
+    def _matched(
+        self, i: int, said: dict[str, str], looked: list[str], weights: dict[str, float]
+    ) -> dict[str, list[str]]:
+        """The request's words skill ``i`` holds, by the field that holds each best (a word
+        of the same task group is shown as ``ship (~deploy)``)."""
+        matched: dict[str, list[str]] = {}
+        for word in looked:
+            if not weights.get(word, 1.0):
+                continue
+            best: tuple[float, int, str] | None = None
+            for term, factor in self._expanded(word):
+                tid = self._terms.get(term)
+                if tid is None:
+                    continue
+                lo, hi = self._offsets[tid], self._offsets[tid + 1]
+                pos = bisect.bisect_left(self._docs, i, lo, hi)  # postings are in skill order
+                if pos < hi and self._docs[pos] == i:
+                    value = factor * self._values[pos]
+                    if best is None or value > best[0]:
+                        best = (value, self._fields[pos], term)
+            if best is not None:
+                shown = said.get(word, word)
+                note = shown if best[2] == word else f"{shown} (~{written_form(best[2])})"
+                matched.setdefault(_FIELD_NAMES[best[1]], []).append(note)
+        return matched
+
+
+def _judge(
+    request: dict[str, float],
+    score: float,
+    positives: list[dict[str, float]],
+    negatives: list[dict[str, float]],
+) -> tuple[float, str]:
+    """The score after the skill's own trigger queries, and the reason: at least the closeness
+    to its closest positive one; shrunk by the closeness to a negative one that is closer."""
+    near = _closeness(request, positives)
+    far = _closeness(request, negatives)
+    if far > near:
+        return score * (1.0 - far), f"unlike its triggers: {far:.2f}"
+    if near > score:
+        return near, f"like its triggers: {near:.2f}"
+    return score, ""

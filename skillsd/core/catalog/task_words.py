@@ -1,0 +1,126 @@
+"""Words people use for the same software task, for matching requests to skills
+(``skills.suggest``, docs/hooks.md).
+
+A request rarely repeats a skill's wording: "ship it to prod" for a deploy skill, "the build is
+red on my PR" for a CI skill. Each group below holds words that, in a request about software
+work, point at the same task or thing; a request word then also finds a skill holding another
+word of its group, for less than the word itself (:data:`RELATED_FACTOR` in
+:mod:`skillsd.core.catalog.suggest`). The groups are hand-written, general vocabulary of software
+work (not any one skill's wording), and fixed: like the word weights, they do not depend on the
+catalog.
+"""
+
+from __future__ import annotations
+
+import re
+
+from skillsd.core.catalog.word_forms import word_form
+
+__all__ = ["implied_words", "related_words", "written_form"]
+
+_GROUPS = """
+deploy deployment ship release publish launch live online host hosting production prod staging
+  preview
+ci pipeline pipelines workflow workflows actions job jobs lint
+failing fail failed failure broken red flaky crash crashing
+review reviewer reviewers feedback comment comments suggestion
+  suggestions threads
+pr pull merge
+announce announcement announcements comms communication communications newsletter memo
+  email slack
+status update updates report writeup postmortem incident outage
+slack chat channel workspace emoji reaction
+gif animation animated animate
+art artwork generative procedural algorithmic creative sketch pattern patterns visual
+poster flyer print printable graphic illustration canvas cover
+brand branding identity logo guidelines
+color colors colour palette font fonts typography theme themes styling style
+ui interface frontend design layout landing homepage website site page dashboard
+  component components
+test tests testing e2e browser screenshot verify localhost automate
+  automated
+mcp server integration connector expose wrap tool tools
+skill skills capability
+install installer installing setup download catalog
+plan planning steps outline approach strategy breakdown roadmap
+wiki workspace knowledge docs documentation
+meeting meetings agenda prep sync standup
+research consolidate synthesize summarize summary findings compare sources
+spec specification requirements prd implement implementation
+issue issues ticket tickets backlog sprint cycle triage
+performance perf slow fast speed lcp bundle rerender render rendering waterfall optimize
+props prop flags boolean compound composition refactor
+mobile ios android phone native
+transition transitions fade slide navigation
+token tokens login auth env container credentials
+accessibility a11y aria keyboard screenreader focus contrast labels wcag usability ux
+write draft writeup document note notes
+"""
+
+
+def _related() -> tuple[dict[str, frozenset[str]], dict[str, str]]:
+    found: dict[str, set[str]] = {}
+    written: dict[str, str] = {}
+    lines: list[list[str]] = []
+    for line in _GROUPS.strip().splitlines():
+        words = line.split()
+        if line.startswith("  ") and lines:
+            lines[-1].extend(words)
+        else:
+            lines.append(words)
+    for words in lines:
+        stems = [word_form(w) for w in words]
+        for word, stemmed in zip(words, stems, strict=True):
+            written.setdefault(stemmed, word)
+            found.setdefault(stemmed, set()).update(w for w in stems if w != stemmed)
+    return {word: frozenset(others) for word, others in found.items()}, written
+
+
+_RELATED, _WRITTEN = _related()
+
+
+def written_form(word: str) -> str:
+    """A stem of the groups as the groups write it (``deploy`` for ``deploy``, ``workspace``
+    for ``workspac``), for reasons a person reads; other stems unchanged."""
+    return _WRITTEN.get(word, word)
+
+
+def related_words(word: str) -> frozenset[str]:
+    """The stems sharing a group with the stem ``word`` (empty when it is in none)."""
+    return _RELATED.get(word, frozenset())
+
+
+#: An issue key (``ENG-1423``, ``FE-88``: the key convention of issue trackers) implies a
+#: ticket; the names of standards and algorithms written the same way (``UTF-8``, ``RFC-2616``)
+#: do not.
+_ISSUE_KEY = re.compile(r"(?<![\w-])([A-Z]{2,10})-[0-9]{1,7}(?![\w-])")
+_NOT_ISSUE_KEYS = frozenset(
+    [
+        "AES",
+        "CVE",
+        "CWE",
+        "ECMA",
+        "ES",
+        "GPT",
+        "HTTP",
+        "IEC",
+        "IEEE",
+        "ISO",
+        "MD",
+        "PEP",
+        "RFC",
+        "RSA",
+        "SHA",
+        "TLS",
+        "SSL",
+        "UTF",
+        "WCAG",
+    ]
+)
+
+
+def implied_words(text: str) -> list[str]:
+    """The matching forms of the words ``text`` implies by the shape of its tokens (``ticket``
+    for an issue key such as ``ENG-1423``)."""
+    keys = (m.group(1) for m in _ISSUE_KEY.finditer(text))
+    return [word_form("ticket")] if any(k not in _NOT_ISSUE_KEYS for k in keys) else []

@@ -1,0 +1,1 @@
+"""Where skills are found: roots, agents' folders, plugins, personas, watching."""

@@ -1,0 +1,1 @@
+"""Filesystem primitives: bounded reads, atomic writes, the boundary, stat keys, walks."""

@@ -1,0 +1,1 @@
+"""What an install records: install sources, skill folder digests, the lock file."""

@@ -1,0 +1,1 @@
+"""What may happen: config, permissions, workspace trust, the state file, sessions."""

@@ -1,0 +1,1 @@
+"""One skill: SKILL.md parsing, validation, rendering, invocation, files, the scan."""
