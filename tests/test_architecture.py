@@ -52,6 +52,87 @@ def test_core_does_not_import_the_cli() -> None:
         assert not any(n.startswith("skillsd.cli") for n in _imports(path)), path.name
 
 
+#: Calls that read, list, stat, write or lock a file (``os.path.realpath`` alone does not count).
+FILE_CALLS = {
+    "open",
+    "stat",
+    "lstat",
+    "fstat",
+    "scandir",
+    "listdir",
+    "walk",
+    "exists",
+    "isfile",
+    "isdir",
+    "islink",
+    "getmtime",
+    "getsize",
+    "read_text",
+    "read_bytes",
+    "write_text",
+    "write_bytes",
+    "iterdir",
+    "mkdir",
+    "makedirs",
+    "unlink",
+    "rename",
+    "fsync",
+    "flock",
+}
+FILE_MODULES = {"fcntl", "shutil", "tempfile", "glob"}
+#: Plain names a pure module may take from a ``fs_`` module: types, constants and functions of
+#: values that happen to live beside the reading code.
+PURE_NAMES_OF_FS_MODULES = {
+    "skillsd.core.discovery.fs_commands": {"CommandScan", "command_list"},
+    "skillsd.core.discovery.fs_roots": {"FoundSkill", "Root", "RootPlan", "repo_chain"},
+    "skillsd.core.skill.fs_skillfile": {"SKILL_FILE", "Mode"},
+    "skillsd.core.catalog.fs_skill_evidence": {"NO_EVIDENCE", "EvidenceCache", "SkillEvidence"},
+    "skillsd.core.install.fs_skill_digest": {"is_digest"},
+    "skillsd.core.install.fs_install_source": {"is_loopback_host"},
+}
+
+
+def _is_fs_module(path: Path) -> bool:
+    return path.parent.name == "fs" or path.name.startswith("fs_")
+
+
+def test_core_modules_that_touch_files_say_so_by_name() -> None:
+    """A core module that reads, lists, stats, writes or locks files is named ``fs_*`` (or lives
+    in ``core/fs``); every other core module is plain functions and types over values."""
+    offenders: dict[str, list[str]] = {}
+    for path in _sans_io_modules():
+        if _is_fs_module(path) or path.name == "__init__.py":
+            continue
+        found: list[str] = []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Name) and func.id == "open":
+                    found.append(f"open() line {node.lineno}")
+                elif (
+                    isinstance(func, ast.Attribute)
+                    and func.attr in FILE_CALLS
+                    and ast.unparse(func.value) in {"os", "os.path", "Path", "pathlib.Path"}
+                ):
+                    found.append(f"{ast.unparse(func)}() line {node.lineno}")
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                module = node.module if isinstance(node, ast.ImportFrom) else None
+                names = [alias.name for alias in node.names]
+                for name in [module] if module else names:
+                    if name is None:
+                        continue
+                    if name in FILE_MODULES or name.startswith("skillsd.core.fs."):
+                        found.append(f"imports {name}")
+                    elif name.rsplit(".", 1)[-1].startswith("fs_"):
+                        allowed = PURE_NAMES_OF_FS_MODULES.get(name, set())
+                        extra = sorted(set(names) - allowed)
+                        if extra:
+                            found.append(f"imports {extra} from {name}")
+        if found:
+            offenders[str(path.relative_to(CORE))] = found
+    assert not offenders, f"core modules touching files without an fs_ name: {offenders}"
+
+
 def test_the_use_cases_have_one_home() -> None:
     """The synchronous operations layer dissolved into the runtime: one layer of use cases."""
     assert not (PACKAGE / "operations.py").exists()

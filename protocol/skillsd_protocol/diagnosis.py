@@ -82,6 +82,8 @@ class IgnoredReport(Wire, kw_only=True):
 class TrustReport(Wire, kw_only=True):
     """The repository root's trust (docs/permissions.md) and what not trusting it withholds."""
 
+    repo_root: str
+    #: The repository root (deprecated name: the same value as ``repoRoot``).
     root: str
     trusted: bool
     source: str

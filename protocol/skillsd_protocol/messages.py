@@ -151,6 +151,10 @@ class CatalogDelta(Wire, kw_only=True):
 
 class ListResult(Wire, kw_only=True):
     cwd: str
+    #: The repository root the ``repo`` scope was computed from.
+    repo_root: str
+    #: The repository root (deprecated name: the same value as ``repoRoot``; a skill's ``root``
+    #: is its source root, another thing).
     root: str
     generation: int
     skills: list[SkillMetadata]
@@ -523,6 +527,10 @@ class WatchInfo(Wire, kw_only=True):
 
 class CatalogInfo(Wire, kw_only=True):
     cwd: str
+    #: The repository root the ``repo`` scope was computed from.
+    repo_root: str
+    #: The repository root (deprecated name: the same value as ``repoRoot``; a skill's ``root``
+    #: is its source root, another thing).
     root: str
     generation: int
     watch: WatchInfo
@@ -543,6 +551,9 @@ class IgnoredRule(Wire, kw_only=True):
 class TrustInfo(Wire, kw_only=True):
     """The trust of a repository root and where it comes from (docs/permissions.md)."""
 
+    repo_root: str
+    #: The repository root (deprecated name: the same value as ``repoRoot``; a skill's ``root``
+    #: is its source root, another thing).
     root: str
     trusted: bool
     source: TrustSource
@@ -593,11 +604,12 @@ class TrustGetParams(Params, kw_only=True):
 
 
 class TrustSetParams(Params, kw_only=True):
-    """The root to decide about: ``root`` (a path), else ``cwd``'s repository root, else the
-    daemon's."""
+    """The repository root to decide about: ``repoRoot`` (a path), else ``cwd``'s repository
+    root, else the daemon's. ``root`` is the deprecated name of ``repoRoot``."""
 
     trusted: bool
     cwd: PathText | None = None
+    repo_root: PathText | None = None
     root: PathText | None = None
 
 

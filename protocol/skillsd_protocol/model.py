@@ -118,6 +118,8 @@ class SkillMetadata(Wire, kw_only=True):
     path: str
     dir: str
     scope: Scope
+    #: The folder the skill was found under (its source root: a scope's skills folder, a
+    #: plugin's, an extra root), not the repository root (``repoRoot`` of a listing).
     root: str
     mtime_ms: float
     size: int

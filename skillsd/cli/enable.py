@@ -65,7 +65,7 @@ async def _set(
     persist: Literal["user", "project"] = "project" if project else "user"
     params = SetEnabledParams(path=skill.path, enabled=enabled, persist=persist)
     result = await use_cases.set_enabled(svc, params, caller)
-    return skill, result.skill, catalog.root
+    return skill, result.skill, catalog.repo_root
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -14,8 +14,8 @@ from typing import Any
 from skillsd.cli.in_process import catalog_options, run_in_process, view_of
 from skillsd.cli.output import emit_json, failing, one_line
 from skillsd.core.catalog.skill_catalog import Catalog
-from skillsd.core.skill.fs_host_fields import invocation_marks, slash_usage
 from skillsd.core.skill.fs_security_scan import ScanSeverity
+from skillsd.core.skill.host_fields import invocation_marks, slash_usage
 from skillsd.runtime import use_cases
 from skillsd.runtime.list_summary import list_summary
 from skillsd.runtime.scan_marks import ScanMarks

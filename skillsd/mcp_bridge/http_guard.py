@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillsd.core.fs.atomic_files import atomic_write
+
 __all__ = [
     "TOKEN_ENV",
     "WRITE_SECONDS_ENV",
@@ -95,14 +97,7 @@ def write_token_file(directory: Path, port: int, token: str) -> Path:
     """``directory/mcp-<port>.token`` holding ``token``, readable by the user only (written
     whole before it is renamed into place, so no reader ever sees half a token)."""
     path = directory / f"mcp-{port}.token"
-    staged = directory / f".mcp-{port}.token.{os.getpid()}"
-    fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-    try:
-        os.write(fd, token.encode() + b"\n")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(staged, path)
+    atomic_write(os.fspath(path), token.encode() + b"\n", mode=0o600)
     return path
 
 

@@ -31,7 +31,7 @@ from skillsd.core import limits
 from skillsd.core.catalog.model_tools import tool_definitions
 from skillsd.core.catalog.skill_catalog import Catalog
 from skillsd.core.errors import SkillsdError
-from skillsd.core.skill.fs_host_fields import model_may_see
+from skillsd.core.skill.host_fields import model_may_see
 from skillsd.mcp_bridge import mcp_results as mr
 from skillsd.mcp_bridge.exchange import ClientRefused, Exchange, Peer
 from skillsd.mcp_bridge.skill_uris import TEMPLATES, SkillUris

@@ -75,7 +75,7 @@ def note_uses(
         return
     session = view.session.id if view.session is not None else None
     now = time.time()
-    root = view.catalog.root
+    root = view.catalog.repo_root
     ledger.record(
         *(
             make_record(kind, s, repo=root, at=now, client=caller.client, session=session)

@@ -22,8 +22,8 @@ from skillsd.core.catalog.skill_catalog import list_result, without_copies
 from skillsd.core.catalog.suggest import Scored, SuggestIndex, check_active_files, verdicts
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.listing.use_ledger import Kind
-from skillsd.core.skill.fs_host_fields import model_may_see
 from skillsd.core.skill.fs_resources import read_skill_file_content
+from skillsd.core.skill.host_fields import model_may_see
 from skillsd.core.skill.mentions import find_mentions, mentions_hint, resolve_mentions
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.request_view import (
@@ -236,7 +236,7 @@ def ranked_suggestions(
         return current is not None and model_may_see(current) and current.id in shown
 
     paths_match = (
-        paths_match_reason(params.active_files, catalog.root) if params.active_files else None
+        paths_match_reason(params.active_files, catalog.repo_root) if params.active_files else None
     )
     ranked = index.rank(
         params.prompt,
@@ -323,7 +323,7 @@ def render_prompt(
     matched: list[str] = []
     hidden: frozenset[str] = frozenset()
     if params.active_files is not None:
-        matches = paths_matcher(params.active_files, view.catalog.root)
+        matches = paths_matcher(params.active_files, view.catalog.repo_root)
         with_paths = [s for s in skills if s.host is not None and s.host.paths]
         matched = [s.id for s in with_paths if matches(s)]
         hidden = frozenset(s.id for s in with_paths) - set(matched)
@@ -375,7 +375,8 @@ def inspection(
         diagnostics = [*diagnostics, state_problem]
     info = CatalogInfo(
         cwd=catalog.cwd,
-        root=catalog.root,
+        repo_root=catalog.repo_root,
+        root=catalog.repo_root,
         generation=catalog.generation,
         watch=watch,
         errors=catalog.errors,
@@ -392,7 +393,9 @@ def inspection(
             for i in policy.ignored_now(view.trust.trusted)
         ]
         t = view.trust
-        trust = InspectTrust(root=t.root, trusted=t.trusted, source=t.source, ignored=ignored)
+        trust = InspectTrust(
+            repo_root=t.root, root=t.root, trusted=t.trusted, source=t.source, ignored=ignored
+        )
     return InspectResult(session=session_info, skills=info, trust=trust)
 
 

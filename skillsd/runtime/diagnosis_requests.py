@@ -21,8 +21,8 @@ from typing import Literal
 
 import msgspec
 
-from skillsd.core.catalog.copy_detection import drift
 from skillsd.core.catalog.fs_catalog_build import build_catalog
+from skillsd.core.catalog.fs_copy_detection import drift
 from skillsd.core.catalog.skill_catalog import Catalog
 from skillsd.core.discovery.agent_folders import AGENT_RULES, AgentRules, expand_folder
 from skillsd.core.discovery.fs_personas import agent_dirs, check_references, discover_agents
@@ -175,7 +175,7 @@ def _report(
     for load_error in catalog.errors:
         errors.append(_diag("error", "skill.invalid", load_error.message, load_error.path))
     # Agents in use here whose model is shown some skill without its description.
-    present = agents_present(catalog.cwd, catalog.root, env=svc.env, home=svc.home)
+    present = agents_present(catalog.cwd, catalog.repo_root, env=svc.env, home=svc.home)
     warnings.extend(
         _diag("warning", "agent.listing_truncated", line, catalog.cwd)
         for line in listing_warnings(catalog, present, home=svc.home, env=svc.env)
@@ -197,7 +197,7 @@ def _report(
     withheld = [f"{s.name}: {rule}" for s in catalog.skills for rule in seen.withheld_grants(s)]
     return DoctorReport(
         cwd=catalog.cwd,
-        repo_root=catalog.root,
+        repo_root=catalog.repo_root,
         config=files,
         roots=_roots(catalog),
         skills=SkillCounts(
@@ -234,6 +234,7 @@ def _report(
 
 def _trust(trust: TrustState, withheld: list[str], config: Config) -> TrustReport:
     return TrustReport(
+        repo_root=trust.root,
         root=trust.root,
         trusted=trust.trusted,
         source=trust.source,
@@ -331,7 +332,7 @@ async def agents_matrix(
     def build() -> AgentsMatrix:
         present = None
         if not params.all_agents:
-            present = agents_present(catalog.cwd, catalog.root, env=svc.env, home=svc.home)
+            present = agents_present(catalog.cwd, catalog.repo_root, env=svc.env, home=svc.home)
         matrix = matrix_of(catalog, present or None)
         matrix.none_found = present == []
         return matrix

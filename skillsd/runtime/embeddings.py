@@ -32,6 +32,7 @@ from typing import Any
 
 import platformdirs
 
+from skillsd.core.fs.atomic_files import atomic_write
 from skillsd.core.fs.bounded_read import open_regular_file
 from skillsd_protocol import SkillMetadata
 
@@ -242,15 +243,15 @@ class SemanticModel:
         import numpy as np
 
         keys = list(self._vectors)[-_MAX_CACHED:]
-        staged = self._cache_file() + f".{os.getpid()}.tmp.npz"
+        data = io.BytesIO()
+        np.savez(
+            data,
+            keys=np.array(keys, dtype=f"<U{_KEY_CHARS}"),
+            vectors=np.stack([self._vectors[k] for k in keys]).astype("<f4", copy=False),
+        )
         try:
-            os.makedirs(self._dir, exist_ok=True)
-            np.savez(
-                staged,
-                keys=np.array(keys, dtype=f"<U{_KEY_CHARS}"),
-                vectors=np.stack([self._vectors[k] for k in keys]).astype("<f4", copy=False),
-            )
-            os.replace(staged, self._cache_file())
+            # Derived from the model and the skills: a crash may lose it, never tear it.
+            atomic_write(self._cache_file(), data.getvalue(), durable=False)
         except OSError as exc:
             log.warning("cannot write the embedding cache %s: %s", self._cache_file(), exc)
 

@@ -192,7 +192,7 @@ def invocation_of(view: RequestView, params: InvokeParams) -> InvokeOutcome:
         rendered = invoked.body
         rules = target.allowed_tools or []
         # Only the user's own (home) commands are outside the repository's trust.
-        needs_trust = target.path.startswith(view.catalog.root.rstrip(os.sep) + os.sep)
+        needs_trust = target.path.startswith(view.catalog.repo_root.rstrip(os.sep) + os.sep)
         skill, command = None, target.as_command()
     grants = list(dict.fromkeys(rules))
     withheld = grants if needs_trust and not view.trusted else []
@@ -206,7 +206,7 @@ def invocation_of(view: RequestView, params: InvokeParams) -> InvokeOutcome:
         skill=skill,
         command=command,
     )
-    return InvokeOutcome(result, target, view.catalog.root if needs_trust else None)
+    return InvokeOutcome(result, target, view.catalog.repo_root if needs_trust else None)
 
 
 def record_invocation(session: Session | None, invocation: InvokeOutcome) -> None:

@@ -38,7 +38,7 @@ def list_summary(
         listed += f" ({', '.join(details)})"
     errors = catalog.errors
     if not errors:
-        return f"{listed}; none left out (root: {catalog.root})"
+        return f"{listed}; none left out (root: {catalog.repo_root})"
     codes: Counter[str] = Counter()
     for error in errors:
         first = next((d.code for d in error.diagnostics if d.severity == "error"), "invalid")

@@ -11,12 +11,12 @@ from typing import Any
 from skillsd.core import limits
 from skillsd.core.errors import SkillsdError
 from skillsd.core.fs.bounded_read import sha256_of_file
+from skillsd.core.skill.fs_loading import load_skill, record_load
 from skillsd.core.skill.fs_resources import list_skill_files, read_resource
 from skillsd.core.skill.fs_skillfile import (
     SKILL_FILE,
     written_frontmatter,
 )
-from skillsd.core.skill.loading import load_skill, record_load
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.gates import gate_load, gate_model_read
 from skillsd.runtime.remote_ready import remote_ready

@@ -121,11 +121,17 @@ async def trust_get(svc: Services, params: TrustGetParams) -> TrustInfo:
 
 
 def _trust_root(svc: Services, params: TrustSetParams) -> str:
-    """The repository root ``trust.set`` decides for: ``root`` as given, else the cwd's."""
-    if params.root is not None:
-        root = os.path.realpath(os.path.join(svc.cwd, params.root))
+    """The repository root ``trust.set`` decides for: ``repoRoot`` (or its deprecated name
+    ``root``) as given, else the cwd's."""
+    named, field = (
+        (params.repo_root, "repoRoot") if params.repo_root is not None else (params.root, "root")
+    )
+    if params.repo_root is not None and params.root is not None and params.root != params.repo_root:
+        raise bad_param("root", " differs from repoRoot (root is repoRoot's old name: give one)")
+    if named is not None:
+        root = os.path.realpath(os.path.join(svc.cwd, named))
         if not os.path.isdir(root):
-            raise bad_param("root", f" {root!r} is not a directory")
+            raise bad_param(field, f" {root!r} is not a directory")
         return root
     _config, found = svc.config_for(params.cwd, None)
     return found
@@ -155,11 +161,13 @@ def save_enabled(
     # Every spelling a hand-edited state file may use, so enabling clears them all.
     aliases = (skill.id, skill.path, skill.dir, os.path.dirname(real))
     if project:
-        state.set_project_enabled(catalog.root, aliases, enabled, key=real)
+        state.set_project_enabled(catalog.repo_root, aliases, enabled, key=real)
     else:
         state.set_enabled(aliases, enabled, key=real)
 
 
 def trust_info(trust: TrustState) -> TrustInfo:
     """``trust.get`` / ``trust.set``'s answer."""
-    return TrustInfo(root=trust.root, trusted=trust.trusted, source=trust.source)
+    return TrustInfo(
+        repo_root=trust.root, root=trust.root, trusted=trust.trusted, source=trust.source
+    )

@@ -413,17 +413,9 @@ def _write_stub(folder: str, stub: bytes, scope: str) -> None:
     thousand fsyncs would make a cold refresh of a large remote take seconds."""
     if os.path.isdir(folder) and os.listdir(folder) != ["SKILL.md"]:
         shutil.rmtree(folder)
-    make_folder(folder, 0o700)
-    temp = os.path.join(folder, f".SKILL.md.{os.getpid()}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, _mode(scope))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(stub)
-        os.replace(temp, os.path.join(folder, "SKILL.md"))
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
+    atomic_write(
+        os.path.join(folder, "SKILL.md"), stub, mode=_mode(scope), dir_mode=0o700, durable=False
+    )
 
 
 def _mode(scope: str) -> int:

@@ -219,10 +219,10 @@ class Services:
         seen = RequestView(
             catalog,
             session,
-            check=partial(self.check, catalog.config, catalog.root) if self.gated else None,
+            check=partial(self.check, catalog.config, catalog.repo_root) if self.gated else None,
             trust=trust
-            if trust is not None and trust.root == catalog.root
-            else self.trust_of(catalog.root),
+            if trust is not None and trust.root == catalog.repo_root
+            else self.trust_of(catalog.repo_root),
             is_trusted=self.is_trusted,
         )
         return View(seen, entry)

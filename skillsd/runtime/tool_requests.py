@@ -15,7 +15,7 @@ from skillsd.core.catalog.model_tools import (
 )
 from skillsd.core.catalog.search import SearchIndex
 from skillsd.core.errors import SkillsdError
-from skillsd.core.skill.loading import record_load
+from skillsd.core.skill.fs_loading import record_load
 from skillsd.runtime.caller import NOBODY, Caller, note_uses, view_for
 from skillsd.runtime.catalog_requests import render_prompt
 from skillsd.runtime.loading_requests import read_and_render, read_window

@@ -24,7 +24,7 @@ async def usage_report(svc: Services, params: UsageParams, caller: Caller = NOBO
         await svc.file_ops.run(ledger.flush, _FLUSH_SECONDS)
     return await svc.file_ops.run(
         report,
-        view.catalog.root,
+        view.catalog.repo_root,
         view.catalog.skills,
         since=params.since,
         ledger=config.ledger,

@@ -689,7 +689,7 @@ class SkillsApp(App[None]):
         trusted = bool(catalog.trusted)
         dialog = ChoiceDialog(
             f"{'Stop trusting' if trusted else 'Trust'} this repository?",
-            display_path(catalog.root),
+            display_path(catalog.repo_root),
             [
                 Choice(
                     "y",

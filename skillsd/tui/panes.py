@@ -20,7 +20,7 @@ from textual.widgets import OptionList, Static, Tree
 from textual.widgets.option_list import Option, OptionDoesNotExist
 
 from skillsd.core.display_text import escape_controls
-from skillsd.core.skill.fs_host_fields import invocation_marks, slash_usage
+from skillsd.core.skill.host_fields import invocation_marks, slash_usage
 from skillsd.tui.detail import SkillDetail, ToolDecision
 from skillsd.tui.scans import ScanState
 from skillsd_protocol import Diagnostic, SkillLoadError, SkillMetadata

@@ -107,7 +107,7 @@ def test_skill_id_is_sha256_prefix_of_the_real_path() -> None:
 
 def test_scopes_order_and_repo_root(project: dict[str, Any]) -> None:
     cat = build_catalog(project["plan"])
-    assert cat.root == str(project["repo"])
+    assert cat.repo_root == str(project["repo"])
     assert cat.cwd == str(project["cwd"])
     assert [(s.scope, s.name) for s in cat.skills] == [
         ("repo", "near"),

@@ -12,11 +12,8 @@ import pytest
 from skillsd.core import limits
 from skillsd.core.catalog.catalog_prompt import render_catalog, render_catalog_within
 from skillsd.core.catalog.fs_catalog_build import build_catalog, refresh_catalog
-from skillsd.core.skill.fs_host_fields import (
-    FRONTMATTER_FIELDS,
-    host_from_frontmatter,
-    read_openai_yaml,
-)
+from skillsd.core.skill.fs_openai_yaml import read_openai_yaml
+from skillsd.core.skill.host_fields import FRONTMATTER_FIELDS, host_from_frontmatter
 from skillsd.core.skill.validation import validate_fields
 from skillsd_protocol import HostDependency, SkillMetadata
 from tests.fixtures.host_project import copy_host_project, host_catalog

@@ -104,6 +104,7 @@ def test_untrusted_repo_grants_are_withheld_and_reported_then_trust_applies_at_o
     try:
         reply = other.call(1, "trust.set", {"cwd": os.fspath(tree["sub"]), "trusted": True})
         assert reply["result"] == {
+            "repoRoot": real(tree["project"]),
             "root": real(tree["project"]),
             "trusted": True,
             "source": "state",
@@ -128,6 +129,7 @@ def test_trust_survives_a_restart_and_is_per_repository_root(
 ) -> None:
     first = daemons.start()
     assert first.ok("trust.get") == {
+        "repoRoot": real(tree["project"]),
         "root": real(tree["project"]),
         "trusted": False,
         "source": "default",
@@ -211,6 +213,7 @@ def test_trust_config_roots_globs_and_default(client: Client, tree: dict[str, Pa
     home_rel = os.path.relpath(tree["tmp"], tree["home"])  # patterns may start at ~
     write_user_config(tree, f'[trust]\nroots = ["~/{home_rel}/proj*"]\n')
     assert client.ok("trust.get") == {
+        "repoRoot": real(tree["project"]),
         "root": real(tree["project"]),
         "trusted": True,
         "source": "config",
@@ -225,6 +228,7 @@ def test_trust_config_roots_globs_and_default(client: Client, tree: dict[str, Pa
     # The user's own decision comes first.
     client.ok("trust.set", trusted=False)
     assert client.ok("trust.get") == {
+        "repoRoot": real(tree["project"]),
         "root": real(tree["project"]),
         "trusted": False,
         "source": "state",
@@ -318,7 +322,7 @@ def test_the_state_file_is_never_torn_when_the_daemon_is_killed_mid_write(
         try:
             # One write answered, so this round is known to have reached the file.
             first = next(fresh)
-            reply = daemon.call(0, "trust.set", {"root": os.fspath(first), "trusted": True})
+            reply = daemon.call(0, "trust.set", {"repoRoot": os.fspath(first), "trusted": True})
             assert reply["result"]["trusted"] is True
             answered.add(real(first))
             sent.add(real(first))
@@ -364,6 +368,7 @@ def test_cli_trust_and_doctor_show_what_is_withheld(tree: dict[str, Path]) -> No
 
     revoked = run_tree_cli(tree, "trust", "--revoke", "--json", cwd=tree["sub"])
     assert json.loads(revoked.stdout) == {
+        "repoRoot": real(tree["project"]),
         "root": real(tree["project"]),
         "trusted": False,
         "source": "state",
@@ -402,3 +407,26 @@ def test_a_project_configs_extra_roots_are_bound_to_the_repositorys_trust(
     again = daemons.start()
     again.ok("session.open", sessionId="t")
     assert "withheldGrants" not in again.ok("skills.load", name="smuggled", sessionId="t")
+
+
+def test_the_repository_root_is_repo_root_apart_from_a_skills_source_root(
+    client: Client, tree: dict[str, Path]
+) -> None:
+    """A listing's ``repoRoot`` is the repository; each skill's ``root`` is the folder it was
+    found under. ``root`` on a listing or a trust answer is the repository's deprecated name."""
+    listing = client.ok("skills.list")
+    assert listing["repoRoot"] == listing["root"] == real(tree["project"])
+    evil = next(s for s in listing["skills"] if s["name"] == "evil")
+    assert evil["root"] == os.path.realpath(tree["skills"]) != listing["repoRoot"]
+    inspect = client.ok("context.inspect")
+    assert inspect["skills"]["repoRoot"] == inspect["trust"]["repoRoot"] == real(tree["project"])
+
+    other = tree["tmp"] / "other"
+    other.mkdir()
+    answer = client.ok("trust.set", repoRoot=os.fspath(other), trusted=True)
+    assert answer["repoRoot"] == answer["root"] == real(other)
+    old_name = client.ok("trust.set", root=os.fspath(other), trusted=False)
+    assert old_name["repoRoot"] == real(other) and old_name["trusted"] is False
+    both = client.err("trust.set", repoRoot=os.fspath(other), root="/", trusted=True)
+    assert both["code"] == -32602
+    assert both["data"]["field"] == "root" and "repoRoot" in both["message"]

@@ -174,7 +174,7 @@ def test_resources_follow_the_disk_a_config_edit_and_a_trust_decision(project: P
             # A repository marker made between the cwd and the old root moves the root.
             (project / ".agents" / ".git").mkdir()
             sub = await svc.view(cwd=str(project / ".agents"), session_id=None)
-            assert sub.catalog.root == str(project / ".agents")
+            assert sub.catalog.repo_root == str(project / ".agents")
             # Trust decided now is what the next view reports.
             before = await svc.view(cwd=str(project), session_id=None)
             assert before.seen.trust is not None and not before.seen.trust.trusted

@@ -748,6 +748,7 @@ class AsyncMethods:
         *,
         trusted: bool,
         cwd: str | None = None,
+        repo_root: str | None = None,
         root: str | None = None,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
@@ -760,7 +761,7 @@ class AsyncMethods:
         """
         result: m.TrustInfo = await self.request(
             "trust.set",
-            _params(m.TrustSetParams, trusted=trusted, cwd=cwd, root=root),
+            _params(m.TrustSetParams, trusted=trusted, cwd=cwd, repo_root=repo_root, root=root),
             result_type=m.TrustInfo,
             timeout=timeout,
             on_progress=on_progress,
@@ -1919,6 +1920,7 @@ class SyncMethods:
         *,
         trusted: bool,
         cwd: str | None = None,
+        repo_root: str | None = None,
         root: str | None = None,
         timeout: float | UnsetType | None = UNSET,
         on_progress: ProgressCallback | None = None,
@@ -1931,7 +1933,7 @@ class SyncMethods:
         """
         result: m.TrustInfo = self.request(
             "trust.set",
-            _params(m.TrustSetParams, trusted=trusted, cwd=cwd, root=root),
+            _params(m.TrustSetParams, trusted=trusted, cwd=cwd, repo_root=repo_root, root=root),
             result_type=m.TrustInfo,
             timeout=timeout,
             on_progress=on_progress,

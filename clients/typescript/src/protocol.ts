@@ -157,6 +157,7 @@ export interface CatalogInfo {
   /** @default [] */
   errors?: SkillLoadError[];
   generation: number;
+  repoRoot: string;
   root: string;
   /** @default [] */
   skills?: SkillMetadata[];
@@ -478,6 +479,7 @@ export interface InspectResult {
 export interface InspectTrust {
   /** @default [] */
   ignored?: IgnoredRule[];
+  repoRoot: string;
   root: string;
   source: "config" | "default" | "state";
   trusted: boolean;
@@ -668,6 +670,7 @@ export interface ListResult {
   diagnostics: Diagnostic[];
   errors: SkillLoadError[];
   generation: number;
+  repoRoot: string;
   root: string;
   skills: SkillMetadata[];
   /** @default null */
@@ -1582,6 +1585,7 @@ export interface TrustGetParams {
 
 /** The trust of a repository root and where it comes from (docs/permissions.md). */
 export interface TrustInfo {
+  repoRoot: string;
   root: string;
   source: "config" | "default" | "state";
   trusted: boolean;
@@ -1591,6 +1595,7 @@ export interface TrustInfo {
 export interface TrustReport {
   /** @default [] */
   ignored?: IgnoredReport[];
+  repoRoot: string;
   root: string;
   source: string;
   trusted: boolean;
@@ -1599,14 +1604,16 @@ export interface TrustReport {
 }
 
 /**
- * The root to decide about: `root` (a path), else `cwd`'s repository root, else the
- * daemon's.
+ * The repository root to decide about: `repoRoot` (a path), else `cwd`'s repository
+ * root, else the daemon's. `root` is the deprecated name of `repoRoot`.
  */
 export interface TrustSetParams {
   /** @default null */
   _meta?: Meta | null;
   /** @default null */
   cwd?: string | null;
+  /** @default null */
+  repoRoot?: string | null;
   /** @default null */
   root?: string | null;
   trusted: boolean;

@@ -33,7 +33,7 @@ from typing import Final, Literal
 from skillsd.core import limits
 from skillsd.core.catalog.prompt_budget import choose_entries, estimate_tokens
 from skillsd.core.errors import InvalidParamsData, SkillsdError
-from skillsd.core.skill.fs_host_fields import model_description, model_may_see
+from skillsd.core.skill.host_fields import model_description, model_may_see
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import CatalogFormat, PromptResult
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 import msgspec
 
-from skillsd.core.catalog.copy_detection import copies_of
+from skillsd.core.catalog.fs_copy_detection import copies_of
 from skillsd.core.catalog.skill_catalog import (
     BuildStats,
     Catalog,

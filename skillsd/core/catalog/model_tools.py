@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from skillsd.core.errors import InvalidArgumentsData, SkillsdError, UnknownToolData
-from skillsd.core.skill.fs_host_fields import model_description
+from skillsd.core.skill.host_fields import model_description
 from skillsd_protocol import Scope, SkillMetadata
 from skillsd_protocol.errors import (
     AmbiguousSkillData,

@@ -145,8 +145,9 @@ class Catalog:
         return self.plan.cwd
 
     @property
-    def root(self) -> str:
-        """The repo root the ``repo`` scope was computed from."""
+    def repo_root(self) -> str:
+        """The repository root the ``repo`` scope was computed from (a skill's own ``root`` is
+        the folder it was found under, its source root)."""
         return self.plan.repo_root
 
     @property
@@ -442,7 +443,8 @@ def list_result(
         ]
     return ListResult(
         cwd=catalog.cwd,
-        root=catalog.root,
+        repo_root=catalog.repo_root,
+        root=catalog.repo_root,
         generation=catalog.generation,
         skills=skills,
         errors=catalog.errors,

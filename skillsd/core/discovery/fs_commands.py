@@ -36,7 +36,7 @@ from skillsd.core.skill.frontmatter import (
     load_frontmatter,
     locate_frontmatter,
 )
-from skillsd.core.skill.fs_host_fields import host_from_frontmatter
+from skillsd.core.skill.host_fields import host_from_frontmatter
 from skillsd.core.skill.validation import split_allowed_tools
 from skillsd_protocol import Diagnostic, SkillMetadata
 from skillsd_protocol.messages import Command

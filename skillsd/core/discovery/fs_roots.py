@@ -38,8 +38,8 @@ from skillsd.core.fs.file_version import StatKey
 from skillsd.core.fs.fs_boundary import inside
 from skillsd.core.fs.tree_walk import TreeWalk
 from skillsd.core.policy.config import DEFAULT_CONFIG, Config
-from skillsd.core.skill.fs_host_fields import OPENAI_YAML, OPENAI_YAML_DIR
 from skillsd.core.skill.fs_skillfile import SKILL_FILE
+from skillsd.core.skill.host_fields import OPENAI_YAML, OPENAI_YAML_DIR
 from skillsd_protocol import Diagnostic, ResourceCounts, Scope
 from skillsd_protocol.model import SCOPE_ORDER, PluginInfo, RemoteInfo
 

@@ -1,9 +1,11 @@
 """Replacing a file skillsd writes so that a reader sees the old bytes or the new, never a mix.
 
-The state file, a lock file, the install journal, install manifests and the scan-marks cache
-are all written by :func:`atomic_write`: the bytes go to a new temp file in the same folder
+The state file, a lock file, the install journal, install manifests, the scan-marks cache, the
+MCP token file, a remote skill's placeholder and the embedding cache are all written by
+:func:`atomic_write`: the bytes go to a new temp file in the same folder
 (``.<name>.<random>.tmp``), which is fsync-ed, renamed over the file, and then the folder is
-fsync-ed so that the rename survives a crash too.
+fsync-ed so that the rename survives a crash too (``durable=False`` skips both fsyncs, for a
+file derived from something else that a crash may lose).
 """
 
 from __future__ import annotations
@@ -48,10 +50,12 @@ def atomic_write(
     mode: int = 0o644,
     dir_mode: int = 0o777,
     open_temp: OpenTemp | None = None,
+    durable: bool = True,
 ) -> None:
     """Replace ``path`` with ``data``. A missing folder is made first (``dir_mode``); the new
     file gets ``mode`` (less the umask). ``open_temp`` opens the temp file instead of the
-    default exclusive create.
+    default exclusive create. ``durable=False`` leaves out the fsyncs: a reader still sees the
+    old bytes or the new, but a crash may lose the new.
 
     Raises ``OSError`` naming what failed; then the temp file is gone and ``path`` is exactly
     as it was.
@@ -67,11 +71,13 @@ def atomic_write(
             fh = open_temp(temp)
         with fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    fsync_dir(directory)
+    if durable:
+        fsync_dir(directory)

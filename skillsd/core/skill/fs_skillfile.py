@@ -28,7 +28,8 @@ from skillsd.core.skill.frontmatter import (
     locate_frontmatter,
     quote_colon_values,
 )
-from skillsd.core.skill.fs_host_fields import read_openai_yaml, with_reading
+from skillsd.core.skill.fs_openai_yaml import read_openai_yaml
+from skillsd.core.skill.host_fields import with_reading
 from skillsd.core.skill.validation import Mode, SkillFields, validate_fields
 from skillsd_protocol import Diagnostic
 

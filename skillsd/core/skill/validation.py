@@ -15,7 +15,7 @@ import msgspec
 
 from skillsd.core import limits
 from skillsd.core.policy.permissions import rule_problem
-from skillsd.core.skill.fs_host_fields import FRONTMATTER_FIELDS, host_from_frontmatter
+from skillsd.core.skill.host_fields import FRONTMATTER_FIELDS, host_from_frontmatter
 from skillsd_protocol import DEFAULT_INVOCATION, Diagnostic, HostFields, Invocation
 
 __all__ = [

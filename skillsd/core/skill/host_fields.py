@@ -6,8 +6,8 @@ Two sources feed a skill's ``invocation`` and ``host``:
 - the SKILL.md frontmatter (all-strings YAML): :data:`FRONTMATTER_FIELDS` maps each key skillsd
   honours to where its value goes and how it is read; :func:`host_from_frontmatter` applies it;
 - Codex's ``agents/openai.yaml`` beside the SKILL.md (real YAML types, ``yaml.safe_load``):
-  :data:`OPENAI_FIELDS` maps ``section.key`` paths the same way; :func:`read_openai_yaml` is the
-  bounded read and :func:`host_from_openai` the interpretation.
+  :data:`OPENAI_FIELDS` maps ``section.key`` paths the same way; :func:`host_from_openai` is the
+  interpretation (the bounded read of the file is :mod:`skillsd.core.skill.fs_openai_yaml`).
 
 A bad value is a warning naming the file and the field, and the default applies (both invocations
 on, the key absent from ``host``). Nothing here fails a skill.
@@ -22,11 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
-import yaml
 
-from skillsd.core import limits
-from skillsd.core.fs.bounded_read import read_regular_file
-from skillsd.core.skill.frontmatter import FrontmatterError, check_nesting
 from skillsd_protocol import (
     DEFAULT_INVOCATION,
     Diagnostic,
@@ -49,7 +45,7 @@ __all__ = [
     "merge_readings",
     "model_description",
     "model_may_see",
-    "read_openai_yaml",
+    "openai_yaml_problem",
     "slash_usage",
     "with_reading",
 ]
@@ -362,13 +358,23 @@ def host_from_frontmatter(raw: Mapping[str, Any], *, path: str | None) -> HostRe
     return reading
 
 
+def openai_yaml_problem(code: str, path: str, why: str) -> Diagnostic:
+    """A warning that ``agents/openai.yaml`` at ``path`` is ignored, and why."""
+    return Diagnostic(
+        severity="warning",
+        code=code,
+        path=path,
+        message=f"{path}: {why}; its fields are ignored and the defaults apply",
+    )
+
+
 def host_from_openai(document: object, *, path: str, skill_dir: str) -> HostReading:
     """The host fields of a loaded ``agents/openai.yaml`` document (``path`` names the file)."""
     reading = HostReading()
     if not isinstance(document, Mapping):
         if document is not None:  # an empty file says nothing
             reading.diagnostics.append(
-                _file_problem(
+                openai_yaml_problem(
                     "openai_yaml.invalid",
                     path,
                     f"must be a YAML mapping, not {_type_name(document)}",
@@ -396,60 +402,3 @@ def host_from_openai(document: object, *, path: str, skill_dir: str) -> HostRead
         if key in section:
             _apply(reading, rule, dotted, section[key], path=path, skill_dir=skill_dir)
     return reading
-
-
-def _file_problem(code: str, path: str, why: str) -> Diagnostic:
-    return Diagnostic(
-        severity="warning",
-        code=code,
-        path=path,
-        message=f"{path}: {why}; its fields are ignored and the defaults apply",
-    )
-
-
-_SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def read_openai_yaml(skill_dir: str) -> HostReading:
-    """Read and interpret ``agents/openai.yaml`` in ``skill_dir`` (nothing if it is absent).
-
-    Only a regular file is opened for reading (checked with ``fstat`` on a non-blocking open, so
-    a FIFO never blocks), at most ``MAX_OPENAI_YAML_BYTES``; every problem is a warning.
-    """
-    path = os.path.join(skill_dir, OPENAI_YAML)
-    try:
-        read = read_regular_file(path, limits.MAX_OPENAI_YAML_BYTES)
-    except FileNotFoundError:
-        return HostReading()
-    except (OSError, ValueError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return HostReading(diagnostics=[_file_problem("openai_yaml.unreadable", path, why)])
-    if read.over_cap:
-        problem = _file_problem(
-            "openai_yaml.too_large",
-            path,
-            f"more than {limits.MAX_OPENAI_YAML_BYTES} bytes; at most that many are read",
-        )
-        return HostReading(diagnostics=[problem])
-    data = read.data
-    if len(data) > limits.MAX_OPENAI_YAML_BYTES:  # grew since the fstat
-        problem = _file_problem(
-            "openai_yaml.too_large", path, f"over {limits.MAX_OPENAI_YAML_BYTES} bytes"
-        )
-        return HostReading(diagnostics=[problem])
-    try:
-        text = data.decode("utf-8-sig")
-        check_nesting(text)
-        document = yaml.load(text, Loader=_SafeLoader)  # a safe loader: plain data only
-    except UnicodeDecodeError as exc:
-        why = f"not valid UTF-8 (bad byte at offset {exc.start})"
-        return HostReading(diagnostics=[_file_problem("openai_yaml.invalid", path, why)])
-    except FrontmatterError as exc:
-        why = f"YAML nests deeper than {limits.MAX_YAML_DEPTH} levels"
-        if exc.code != "yaml.too_deep":
-            why = f"invalid YAML: {exc.message}"
-        return HostReading(diagnostics=[_file_problem("openai_yaml.invalid", path, why)])
-    except (yaml.YAMLError, RecursionError, ValueError) as exc:
-        why = f"invalid YAML: {' '.join(str(exc).split())}"
-        return HostReading(diagnostics=[_file_problem("openai_yaml.invalid", path, why)])
-    return host_from_openai(document, path=path, skill_dir=skill_dir)

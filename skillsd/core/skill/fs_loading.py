@@ -51,5 +51,5 @@ def record_load(session: Session | None, loaded: LoadResult, catalog: Catalog) -
     nothing."""
     if session is not None and not loaded.already_loaded:
         skill = loaded.skill
-        trust_root = catalog.root if catalog.grants_need_trust(skill) else None
+        trust_root = catalog.repo_root if catalog.grants_need_trust(skill) else None
         session.record_load(skill, trust_root)
