@@ -70,7 +70,7 @@ clean:
 # What a user installs (docs/install.md): the wheel and sdist of skillsd (with the protocol
 # package and the Python client inside), and the TypeScript client as an npm tarball.
 dist: $(STAMP)
-	rm -rf dist
+	rm -rf dist build
 	$(PY) -m pip install -q build
 	$(PY) -m build --outdir dist .
 	cd clients/typescript && npm ci --no-audit --no-fund && npm run build && \
