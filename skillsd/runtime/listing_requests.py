@@ -45,6 +45,7 @@ from skillsd.core.listing.agent_listing import (
 )
 from skillsd.core.listing.agent_settings_edit import SettingsError, add_keys, remove_keys
 from skillsd.core.listing.codex_listing import codex_listing
+from skillsd.core.listing.fs_agent_text import AgentText, agent_text, command_version
 from skillsd.core.listing.listing_profile import Plan, RepoFacts, plan_claude_code, relevance
 from skillsd.core.policy.config import LedgerConfig
 from skillsd.runtime.caller import NOBODY, Caller, view_for
@@ -217,7 +218,9 @@ def read_repo_facts(root: str) -> RepoFacts:
 # -- skills.listing --------------------------------------------------------------------------
 
 
-def _listing_result(result: Listing, problems: Sequence[str]) -> ListingResult:
+def _listing_result(
+    result: Listing, problems: Sequence[str], own: AgentText | None = None
+) -> ListingResult:
     full, shown = result.counts()
     return ListingResult(
         agent=result.agent,
@@ -229,6 +232,8 @@ def _listing_result(result: Listing, problems: Sequence[str]) -> ListingResult:
         full=full,
         shown=shown,
         problems=list(problems) or None,
+        agent_text=result.agent_text,
+        agent_text_why=None if result.agent_text or own is None else own.why,
     )
 
 
@@ -263,15 +268,25 @@ def compute_listing(
             shown=0,
             why=_not_modelled(rules.name, rules.title),
         )
+    own = agent_text(rules.name, env)
     if rules.name == "codex":
         codex_home = expand_folder("$CODEX_HOME", home=home, env=env)
-        found = codex_listing(skills, codex_home=codex_home, context_window=context_window)
-        return _listing_result(found, ())
+        found = codex_listing(
+            skills,
+            codex_home=codex_home,
+            context_window=context_window,
+            preamble=own.preamble,
+        )
+        return _listing_result(found, (), own)
     inputs = _claude_inputs(cwd, home, env)
     result = claude_code_listing(
-        skills, inputs.settings, context_window=context_window, usage=inputs.usage
+        skills,
+        inputs.settings,
+        context_window=context_window,
+        usage=inputs.usage,
+        bundled_text=own.bundled,
     )
-    return _listing_result(result, inputs.problems)
+    return _listing_result(result, inputs.problems, own)
 
 
 def _bad(field: str, why: str) -> SkillsdError:
@@ -297,7 +312,11 @@ class _Slot:
 
 def _inputs_version(cwd: str, home: str, env: Mapping[str, str]) -> tuple[Any, ...]:
     paths = [*claude_paths(cwd, home, env).values(), _claude_record(home, env)]
-    return (*(stat_key(p) for p in paths), env.get("SLASH_COMMAND_TOOL_CHAR_BUDGET"))
+    return (
+        *(stat_key(p) for p in paths),
+        env.get("SLASH_COMMAND_TOOL_CHAR_BUDGET"),
+        *(command_version(agent, env) for agent in MODELLED),
+    )
 
 
 def _slot(

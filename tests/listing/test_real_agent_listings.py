@@ -75,8 +75,12 @@ def capture(agent: str, home: Path, project: Path) -> str:
 @pytest.mark.parametrize("name", STORED)
 def test_claude_code_sends_what_the_model_says(name: str, tmp_path: Path) -> None:
     _need("claude")
-    result, home = modelled(name, tmp_path)
+    # The model reads Claude Code's own text (its bundled skills) from the installed agent:
+    # its text is then the whole block, byte for byte.
+    result, home = modelled(name, tmp_path, path=BIN)
+    assert result.agent_text, result.agent_text_why
     block = capture("claude-code", home, tmp_path / "project")
+    assert result.text == block
     assert claude_differences(block, result) == []
     # And the stored capture is still what this Claude Code sends.
     stored = (CAPTURED / "claude-code" / f"{name}.txt").read_text()
@@ -91,7 +95,7 @@ def test_codex_sends_what_the_model_says(name: str, tmp_path: Path) -> None:
     _need("codex")
     _result, home = modelled(name, tmp_path)
     block = capture("codex", home, tmp_path / "project")
-    env = {"HOME": str(home)}
+    env = {"HOME": str(home), "PATH": BIN}
     config = Config(discovery=DiscoveryConfig(max_dirs=100_000))
     project = tmp_path / "project"
     plan = compute_roots(str(project), config, home=str(home), env=env)
@@ -99,8 +103,9 @@ def test_codex_sends_what_the_model_says(name: str, tmp_path: Path) -> None:
     result = compute_listing(
         skills, "codex", str(project), home=str(home), env=env, context_window=None
     )
-    body = block[block.index("### Skill roots") : block.rindex("\n</skills_instructions>")]
-    assert result.text == body
+    # With Codex's own opening sentences read from the installed binary, the whole message.
+    assert result.agent_text, result.agent_text_why
+    assert result.text == block
 
 
 def test_after_profile_apply_claude_code_shows_the_needed_skills(tmp_path: Path) -> None:

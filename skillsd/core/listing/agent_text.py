@@ -19,10 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 __all__ = [
+    "RECIPES",
     "AgentTextRecipe",
     "BundledText",
     "Piece",
-    "RECIPES",
     "assemble",
     "decode_js_string",
     "digest",
@@ -128,9 +128,7 @@ def _join_surrogates(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
 
 
-def decode_js_string(
-    literal: str, substitutions: Mapping[str, str] | None = None
-) -> str | None:
+def decode_js_string(literal: str, substitutions: Mapping[str, str] | None = None) -> str | None:
     """The value of the JavaScript string literal ``literal`` (quotes included: ``"…"``,
     ``'…'`` or a template ``\\`…\\```); a template's ``${expr}`` is replaced by
     ``substitutions[expr]``. None when it is not one whole literal, or holds an escape or a

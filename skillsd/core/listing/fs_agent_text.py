@@ -33,6 +33,7 @@ __all__ = [
     "AgentText",
     "InstalledAgent",
     "agent_text",
+    "command_version",
     "find_installed",
     "read_pieces",
 ]
@@ -151,6 +152,19 @@ def find_installed(
     return InstalledAgent(agent, real, version)
 
 
+def command_version(agent: str, env: Mapping[str, str]) -> tuple[str, StatKey | None] | None:
+    """What changes when the agent on ``PATH`` is replaced or upgraded (its command's real
+    path and that file's version), cheaply, for caches of what depends on its text."""
+    command = _on_path(_COMMANDS[agent], env)
+    if command is None:
+        return None
+    real = os.path.realpath(command)
+    try:
+        return real, StatKey.of(os.stat(real))
+    except OSError:
+        return real, None
+
+
 def read_pieces(
     path: str, pieces: tuple[Piece, ...], *, from_end: bool, max_bytes: int = MAX_AGENT_FILE_BYTES
 ) -> tuple[dict[Piece, bytes], StatKey]:
@@ -224,25 +238,23 @@ def _read(installed: InstalledAgent, recipe: AgentTextRecipe) -> AgentText:
             f"{installed.path}: {len(missing)} of the agent's own texts skillsd looks for in "
             f"version {installed.version} were not found in it ({', '.join(missing[:5])})",
         )
-    return AgentText(
-        installed.agent, installed.version, installed.path, bundled or None, preamble
-    )
+    return AgentText(installed.agent, installed.version, installed.path, bundled or None, preamble)
 
 
 def _why(base: AgentText, why: str) -> AgentText:
     return AgentText(base.agent, base.version, base.path, why=why)
 
 
-def agent_text(
-    agent: str, env: Mapping[str, str], configured: str | None = None
-) -> AgentText:
+def agent_text(agent: str, env: Mapping[str, str], configured: str | None = None) -> AgentText:
     """The installed ``agent``'s own listing text (blocking: it may read a large file once per
     version of it), or why it is not known: the agent is not installed, its version is not one
     skillsd has a recipe for, or the file does not hold what the recipe looks for."""
     installed = find_installed(agent, env, configured)
     if installed is None:
         command = configured or _COMMANDS[agent]
-        return AgentText(agent, why=f"{command}: not found on PATH, so the agent's own text is not known")
+        return AgentText(
+            agent, why=f"{command}: not found on PATH, so the agent's own text is not known"
+        )
     recipe = recipe_for(agent, installed.version)
     if recipe is None:
         known = installed.version or "unknown"
