@@ -252,9 +252,11 @@ def compute_listing(
     home: str,
     env: Mapping[str, str],
     context_window: int | None,
+    agent_paths: Mapping[str, str] | None = None,
 ) -> ListingResult:
     """``skills.listing`` for ``skills`` (the agent's view of the catalog), reading what the
-    agent reads (blocking: run it off the loop)."""
+    agent reads (blocking: run it off the loop); ``agent_paths``: where the user's config says
+    each agent is installed (else its command on ``PATH``), for the agent's own text."""
     rules = known_agent(agent)
     if rules.name not in MODELLED:
         return ListingResult(
@@ -268,7 +270,7 @@ def compute_listing(
             shown=0,
             why=_not_modelled(rules.name, rules.title),
         )
-    own = agent_text(rules.name, env)
+    own = agent_text(rules.name, env, (agent_paths or {}).get(rules.name))
     if rules.name == "codex":
         codex_home = expand_folder("$CODEX_HOME", home=home, env=env)
         found = codex_listing(
@@ -310,27 +312,40 @@ class _Slot:
     shaped: dict[str, Any]
 
 
-def _inputs_version(cwd: str, home: str, env: Mapping[str, str]) -> tuple[Any, ...]:
+def _inputs_version(
+    cwd: str, home: str, env: Mapping[str, str], agent_paths: Mapping[str, str]
+) -> tuple[Any, ...]:
     paths = [*claude_paths(cwd, home, env).values(), _claude_record(home, env)]
     return (
         *(stat_key(p) for p in paths),
         env.get("SLASH_COMMAND_TOOL_CHAR_BUDGET"),
-        *(command_version(agent, env) for agent in MODELLED),
+        *(command_version(agent, env, agent_paths.get(agent)) for agent in MODELLED),
     )
 
 
 def _slot(
-    catalog: Catalog, agent: str, home: str, env: Mapping[str, str], context_window: int | None
+    catalog: Catalog,
+    agent: str,
+    home: str,
+    env: Mapping[str, str],
+    context_window: int | None,
+    agent_paths: Mapping[str, str],
 ) -> _Slot:
     cwd = catalog.plan.cwd
     key = (cwd, agent, context_window)
-    version = _inputs_version(cwd, home, env)
+    version = _inputs_version(cwd, home, env, agent_paths)
     with _LISTINGS_LOCK:
         hit = _LISTINGS.get(key)
     if hit is not None and hit.catalog is catalog and hit.version == version:
         return hit
     result = compute_listing(
-        catalog.seen_by(agent), agent, cwd, home=home, env=env, context_window=context_window
+        catalog.seen_by(agent),
+        agent,
+        cwd,
+        home=home,
+        env=env,
+        context_window=context_window,
+        agent_paths=agent_paths,
     )
     slot = _Slot(catalog, version, result, {})
     with _LISTINGS_LOCK:
@@ -348,10 +363,11 @@ def cached_listing(
     home: str,
     env: Mapping[str, str],
     context_window: int | None,
+    agent_paths: Mapping[str, str] | None = None,
 ) -> ListingResult:
     """``skills.listing`` of ``catalog`` for ``agent`` (blocking), computed once per catalog
-    and version of the agent's settings files."""
-    return _slot(catalog, agent, home, env, context_window).result
+    and version of the agent's settings files and of the installed agent."""
+    return _slot(catalog, agent, home, env, context_window, agent_paths or {}).result
 
 
 async def listing(
@@ -368,9 +384,11 @@ async def listing(
         raise _bad("contextWindow", "must be between 1 and 100000000 tokens")
     rules = known_agent(params.agent)
     view = await view_for(svc, caller, params.cwd, params.session_id)
+    # The user's config alone: a repository cannot choose a file for skillsd to read.
+    paths = svc.catalogs.configs.user().listing.paths()
 
     def work() -> Any:
-        slot = _slot(view.seen.catalog, rules.name, svc.home, svc.env, params.context_window)
+        slot = _slot(view.seen.catalog, rules.name, svc.home, svc.env, params.context_window, paths)
         if shape is None:
             return slot.result
         shaped = slot.shaped.get(key)
@@ -713,7 +731,12 @@ async def profile_reset(
 
 
 def listing_warnings(
-    catalog: Catalog, agents: Sequence[str], *, home: str, env: Mapping[str, str]
+    catalog: Catalog,
+    agents: Sequence[str],
+    *,
+    home: str,
+    env: Mapping[str, str],
+    agent_paths: Mapping[str, str] | None = None,
 ) -> list[str]:
     """For ``skillsd doctor``: one line per agent of ``agents`` whose model is shown some skill
     without its description here (blocking)."""
@@ -729,6 +752,7 @@ def listing_warnings(
             home=home,
             env=env,
             context_window=None,
+            agent_paths=agent_paths,
         )
         cut = sum(1 for e in result.entries if e.cut and not e.bundled)
         if cut:

@@ -138,6 +138,17 @@ def test_bundled_text_is_read_from_the_installed_package(
     assert found.path is not None and found.path.endswith("claude.exe")
 
 
+def test_a_configured_path_is_used_instead_of_path(
+    tmp_path: Path, claude_recipe: AgentTextRecipe
+) -> None:
+    bin_dir = _claude_package(tmp_path, SOURCE)
+    found = agent_text("claude-code", {"PATH": ""}, os.path.join(bin_dir, "claude"))
+    assert found.why is None and found.bundled is not None and "tidy" in found.bundled
+    # The package's own file named directly works too.
+    binary = os.path.realpath(os.path.join(bin_dir, "claude"))
+    assert agent_text("claude-code", {"PATH": ""}, binary).bundled == found.bundled
+
+
 def test_pieces_across_windows_are_found(
     tmp_path: Path, claude_recipe: AgentTextRecipe, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,6 +31,8 @@ from tests.listing.compare import claude_differences
 from tests.listing.fixtures import LOCAL, README, skill_name
 from tests.listing.modelled import CODEX, STORED, modelled
 from tests.support.cli import run_tree_cli as run_cli
+from tests.support.env import daemon_env
+from tests.support.skill_tree import make_project, write_user_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.process]
 
@@ -106,6 +108,31 @@ def test_codex_sends_what_the_model_says(name: str, tmp_path: Path) -> None:
     # With Codex's own opening sentences read from the installed binary, the whole message.
     assert result.agent_text, result.agent_text_why
     assert result.text == block
+
+
+def test_the_listing_reads_the_agent_the_users_config_names(tmp_path: Path) -> None:
+    """``listing.claudeCodePath`` in the user's config finds Claude Code off ``PATH``; a
+    repository's ``[listing]`` is ignored (it cannot choose a file for skillsd to read)."""
+    _need("claude")
+    tree = make_project(tmp_path)
+    env = daemon_env(tree)
+    assert shutil.which("claude", path=env.get("PATH", "")) is None
+    (tree["project"] / ".agents" / "skillsd.toml").write_text(
+        '[listing]\nclaudeCodePath = "/nonexistent/claude"\n'
+    )
+    write_user_config(tree, f'[listing]\nclaudeCodePath = "{BIN}/claude"\n')
+    done = run_cli(tree, "listing", "--agent", "claude-code", "--json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["agentText"] is True and "agentTextWhy" not in found
+    # The bundled skills' lines close the text, in Claude Code's order.
+    at = [("\n" + found["text"]).find(f"\n- {b.name}: ") for b in CLAUDE_CODE_BUNDLED]
+    assert -1 not in at and at == sorted(at)
+    assert found["usedChars"] == len(found["text"])
+    write_user_config(tree, "")
+    without = json.loads(run_cli(tree, "listing", "--agent", "claude-code", "--json").stdout)
+    assert "agentText" not in without and "not found" in without["agentTextWhy"]
+    assert "- security-review" not in without["text"]
 
 
 def test_after_profile_apply_claude_code_shows_the_needed_skills(tmp_path: Path) -> None:

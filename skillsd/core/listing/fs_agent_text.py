@@ -152,10 +152,13 @@ def find_installed(
     return InstalledAgent(agent, real, version)
 
 
-def command_version(agent: str, env: Mapping[str, str]) -> tuple[str, StatKey | None] | None:
-    """What changes when the agent on ``PATH`` is replaced or upgraded (its command's real
-    path and that file's version), cheaply, for caches of what depends on its text."""
-    command = _on_path(_COMMANDS[agent], env)
+def command_version(
+    agent: str, env: Mapping[str, str], configured: str | None = None
+) -> tuple[str, StatKey | None] | None:
+    """What changes when the agent (``configured``, or its command on ``PATH``) is replaced or
+    upgraded: its command's real path and that file's version, cheaply, for caches of what
+    depends on its text."""
+    command = configured or _on_path(_COMMANDS[agent], env)
     if command is None:
         return None
     real = os.path.realpath(command)
