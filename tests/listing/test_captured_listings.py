@@ -72,7 +72,9 @@ def test_with_its_own_text_the_model_is_the_whole_message_codex_sent(
     sentence = int(_PLACEHOLDER.search(stored.split("\n")[2]).group(1))  # type: ignore[union-attr]
     preamble = f"<skills_instructions>\n## Skills\n{_stand_in(sentence)}"
     monkeypatch.setattr(
-        listing_requests, "agent_text", lambda agent, env: AgentText(agent, preamble=preamble)
+        listing_requests,
+        "agent_text",
+        lambda agent, env, configured=None: AgentText(agent, preamble=preamble),
     )
     with tempfile.TemporaryDirectory(prefix="listing-", dir="/tmp") as base:
         result = codex_modelled(name, Path(base))
@@ -97,7 +99,9 @@ def test_with_its_own_text_the_model_is_the_whole_block_claude_code_sent(
     assert set(lengths) == {b.name for b in CLAUDE_CODE_BUNDLED}
     bundled = {name: _stand_in(length) for name, length in lengths.items()}
     monkeypatch.setattr(
-        listing_requests, "agent_text", lambda agent, env: AgentText(agent, bundled=bundled)
+        listing_requests,
+        "agent_text",
+        lambda agent, env, configured=None: AgentText(agent, bundled=bundled),
     )
     result, _home = modelled(name, tmp_path)
     assert result.agent_text and result.agent_text_why is None

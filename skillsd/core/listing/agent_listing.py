@@ -74,7 +74,8 @@ class Bundled:
 
 
 #: Claude Code 2.1.328's bundled skills, in the order it lists them (their text ships inside
-#: the agent; only names and lengths are kept here).
+#: the agent; only names and lengths are kept here, the text is read from the installed agent
+#: by :mod:`skillsd.core.listing.fs_agent_text`).
 CLAUDE_CODE_BUNDLED: tuple[Bundled, ...] = (
     Bundled("dataviz", 1436),
     Bundled("update-config", 690),
@@ -94,8 +95,9 @@ CLAUDE_CODE_BUNDLED: tuple[Bundled, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """An agent's listing: its budget and what it used (characters), the text of the lines
-    of the skills on disk as the agent sends them, and every entry."""
+    """An agent's listing: its budget and what it used (characters), its text as the agent
+    sends it (with the agent's own text when ``agent_text``, else only what comes from
+    disk), and every entry."""
 
     agent: str
     budget_chars: int

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import platform
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -216,9 +215,10 @@ def _match(window: bytes, marker: bytes, wanted: list[Piece], found: dict[Piece,
         at = window.find(marker, at + 1)
 
 
-#: Texts already read: one per (agent, file path), kept with the file's version.
+#: Texts already read: one per (agent, file path), kept with the file's version. Requests run
+#: in file-operation threads: each step is one dict operation (atomic), and two requests that
+#: miss together both read the file and store the same answer.
 _CACHE: dict[tuple[str, str], tuple[StatKey, AgentText]] = {}
-_CACHE_LOCK = threading.Lock()
 _MAX_CACHED = 8
 
 
@@ -282,15 +282,12 @@ def agent_text(agent: str, env: Mapping[str, str], configured: str | None = None
     except OSError:
         key = None
     cache_key = (agent, installed.path)
-    with _CACHE_LOCK:
-        hit = _CACHE.get(cache_key)
+    hit = _CACHE.get(cache_key)
     if hit is not None and key is not None and hit[0] == key:
         return hit[1]
     text = _read(installed, recipe)
     if key is not None:
-        with _CACHE_LOCK:
-            _CACHE.pop(cache_key, None)
-            while len(_CACHE) >= _MAX_CACHED:
-                _CACHE.pop(next(iter(_CACHE)))
-            _CACHE[cache_key] = (key, text)
+        if len(_CACHE) >= _MAX_CACHED:
+            _CACHE.clear()  # more installs than that is rare: start again
+        _CACHE[cache_key] = (key, text)
     return text
