@@ -148,9 +148,10 @@ not guess: `agentText` is absent, `agentTextWhy` says which, and `text` holds th
 skills on disk only (for Codex, its message from `### Skill roots` to the last skill). The
 bundled skills are counted in `usedChars` and listed in `entries` (`bundled: true`) either
 way, by the lengths measured on the versions modelled. One bundled description varies with the
-account: Claude Code's `code-review` adds two notes where its cloud review is available to the
-signed-in account; skillsd completes it as Claude Code sends it without them (as for an API
-key, where it was captured). `skillsd listing` ends with a note when the text is not complete.
+account: where Claude Code's cloud review (`/code-review ultra`) is turned on for the user, its
+`code-review` description gains two notes and its `when_to_use` names that level too; skillsd
+completes it as Claude Code sends it without (as with an API key, where it was captured).
+`skillsd listing` ends with a note when the text is not complete.
 
 `skillsd doctor` warns, for each agent in use here, when some skill reaches its model without
 its description ("Claude Code shows 79 of 300 skills in full in this folder") or with a

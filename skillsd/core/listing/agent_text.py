@@ -227,7 +227,8 @@ def _js(marker: str, offset: int, length: int, sha256: str) -> Piece:
 # Claude Code 2.1.328: each bundled skill's description and when_to_use, as its source holds
 # them (literals, quotes included). ``code-review``'s description is a template whose
 # substitutions are the name of the simplify skill, its effort levels, and two notes shown
-# only where its cloud review is available (empty otherwise, as for an API key).
+# only where its cloud review is turned on (empty otherwise, as with an API key, where it was
+# captured); its ``when_to_use`` is the one for that case too.
 _CLAUDE_CODE_2_1_328 = AgentTextRecipe(
     agent="claude-code",
     version="2.1.328",
