@@ -176,12 +176,9 @@ def _report(
         errors.append(_diag("error", "skill.invalid", load_error.message, load_error.path))
     # Agents in use here whose model is shown some skill without its description.
     present = agents_present(catalog.cwd, catalog.repo_root, env=svc.env, home=svc.home)
-    paths = svc.catalogs.configs.user().listing.paths()
     warnings.extend(
         _diag("warning", "agent.listing_truncated", line, catalog.cwd)
-        for line in listing_warnings(
-            catalog, present, home=svc.home, env=svc.env, agent_paths=paths
-        )
+        for line in listing_warnings(catalog, present, home=svc.home, env=svc.env)
     )
     # Refused remote skills are errors, unreachable remotes warnings (docs/remote.md).
     for problem in remote_problems(remotes_in_effect(config, trust.trusted), svc.remotes.store):

@@ -253,10 +253,12 @@ def compute_listing(
     env: Mapping[str, str],
     context_window: int | None,
     agent_paths: Mapping[str, str] | None = None,
+    with_agent_text: bool = True,
 ) -> ListingResult:
     """``skills.listing`` for ``skills`` (the agent's view of the catalog), reading what the
     agent reads (blocking: run it off the loop); ``agent_paths``: where the user's config says
-    each agent is installed (else its command on ``PATH``), for the agent's own text."""
+    each agent is installed (else its command on ``PATH``), for the agent's own text, which
+    is not read when ``with_agent_text`` is false (counts alone do not need it)."""
     rules = known_agent(agent)
     if rules.name not in MODELLED:
         return ListingResult(
@@ -270,7 +272,11 @@ def compute_listing(
             shown=0,
             why=_not_modelled(rules.name, rules.title),
         )
-    own = agent_text(rules.name, env, (agent_paths or {}).get(rules.name))
+    own = (
+        agent_text(rules.name, env, (agent_paths or {}).get(rules.name))
+        if with_agent_text
+        else AgentText(rules.name, why="not read: only the counts were asked for")
+    )
     if rules.name == "codex":
         codex_home = expand_folder("$CODEX_HOME", home=home, env=env)
         found = codex_listing(
@@ -736,7 +742,6 @@ def listing_warnings(
     *,
     home: str,
     env: Mapping[str, str],
-    agent_paths: Mapping[str, str] | None = None,
 ) -> list[str]:
     """For ``skillsd doctor``: one line per agent of ``agents`` whose model is shown some skill
     without its description here (blocking)."""
@@ -752,7 +757,7 @@ def listing_warnings(
             home=home,
             env=env,
             context_window=None,
-            agent_paths=agent_paths,
+            with_agent_text=False,  # the doctor counts; it does not need the agent's text
         )
         cut = sum(1 for e in result.entries if e.cut and not e.bundled)
         if cut:

@@ -39,7 +39,7 @@ def codex_modelled(name: str, base: Path) -> ListingResult:
     home, project = build(name, base)
     for skill, length in CODEX_SYSTEM:
         write_skill(home / ".codex/skills/.system", skill, "x" * int(length))
-    env = {"HOME": str(home)}
+    env = {"HOME": str(home), "PATH": ""}  # the agent's own text: stand-ins, not this machine's
     config = Config(discovery=DiscoveryConfig(max_dirs=100_000))
     plan = compute_roots(str(project), config, home=str(home), env=env)
     skills = build_catalog(plan, config).seen_by("codex")
