@@ -390,10 +390,10 @@ async def listing(
         raise _bad("contextWindow", "must be between 1 and 100000000 tokens")
     rules = known_agent(params.agent)
     view = await view_for(svc, caller, params.cwd, params.session_id)
-    # The user's config alone: a repository cannot choose a file for skillsd to read.
-    paths = svc.catalogs.configs.user().listing.paths()
 
     def work() -> Any:
+        # The user's config alone: a repository cannot choose a file for skillsd to read.
+        paths = svc.catalogs.configs.user().listing.paths()
         slot = _slot(view.seen.catalog, rules.name, svc.home, svc.env, params.context_window, paths)
         if shape is None:
             return slot.result

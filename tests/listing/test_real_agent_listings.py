@@ -31,6 +31,8 @@ from tests.listing.compare import claude_differences
 from tests.listing.fixtures import LOCAL, README, skill_name
 from tests.listing.modelled import CODEX, STORED, modelled
 from tests.support.cli import run_tree_cli as run_cli
+from tests.support.client import Client
+from tests.support.daemons import StdioDaemon
 from tests.support.env import daemon_env
 from tests.support.skill_tree import make_project, write_user_config
 
@@ -108,6 +110,31 @@ def test_codex_sends_what_the_model_says(name: str, tmp_path: Path) -> None:
     # With Codex's own opening sentences read from the installed binary, the whole message.
     assert result.agent_text, result.agent_text_why
     assert result.text == block
+
+
+def test_the_daemon_answers_the_block_the_agents_send(tmp_path: Path) -> None:
+    """``skills.listing`` over the daemon's pipes, with the agents on its ``PATH``: Claude Code's
+    and Codex's ``text`` are the blocks they send, byte for byte (fixture of 300 skills)."""
+    _need("claude")
+    _need("codex")
+    _result, home = modelled("three-hundred", tmp_path)
+    project = tmp_path / "project"
+    codex_block = capture("codex", home, project)  # writes Codex's own skills first
+    claude_block = capture("claude-code", home, project)
+    environ = {
+        **daemon_env({"tmp": tmp_path, "home": home}),
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    daemon = StdioDaemon(environ=environ)
+    try:
+        client = Client(daemon, project)
+        claude = client.ok("skills.listing", agent="claude-code")
+        codex = client.ok("skills.listing", agent="codex")
+    finally:
+        daemon.close_stdin()
+        daemon.wait()
+    assert claude["agentText"] is True and claude["text"] == claude_block
+    assert codex["agentText"] is True and codex["text"] == codex_block
 
 
 def test_the_listing_reads_the_agent_the_users_config_names(tmp_path: Path) -> None:
