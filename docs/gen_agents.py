@@ -120,9 +120,39 @@ computes that listing by each agent's own rules, in `skills.listing {agent, cwd?
 contextWindow?}` (CLI: `skillsd listing --agent claude-code [--json]`): the agent's budget and
 the characters used, and for every skill whether the model sees it in `full` (with its
 description), by `name-only`, not at all but still as a slash command (`user-only`), or not at
-all (`off`), and why. `text` holds the lines of the skills on disk byte for byte as the agent
-sends them; the agent's own bundled skills (whose text ships inside the agent) count in
-`usedChars` and are listed in `entries` (`bundled: true`) but are left out of `text`.
+all (`off`), and why. `text` is the listing byte for byte as the agent sends it.
+
+Part of that listing is the agent's own text, which ships inside the agent and is not copied
+into skillsd: Claude Code's 13 bundled skills, listed after the user's, and the sentences Codex
+opens its message with. skillsd reads it from the agent installed here, at the time of the
+request: the `claude` or `codex` on `PATH` (or the path in `listing.claudeCodePath` /
+`listing.codexPath` of the user's config; a repository's `[listing]` is ignored), followed to
+its npm package, whose `package.json` gives the version (for Codex, the native binary its
+launcher starts, in the platform package beside it). For each version it knows, skillsd holds
+where each piece lies: a short marker the piece holds (a file or command name, or the code
+around it, never its prose), its length and its SHA-256. The agent's file is read, never run,
+through the bounded reader (a regular file of at most 1 GiB, in 8 MiB windows; Claude Code's
+from its end, where its bundled source sits), until every piece is found; a piece counts only
+when its bytes hash to the digest, and Claude Code's pieces are JavaScript string literals,
+decoded as JavaScript does. What was found is kept per version of the file (its mtime, size and
+inode), so it is read once per install or upgrade (about 0.4 s for Claude Code 2.1.328's
+373 MB file, 0.01 s for Codex 0.171.0).
+
+The answer then has `agentText: true`, and `text` is the whole block: for Claude Code every
+line after "The following skills are available for use with the Skill tool:" and its blank
+line, bundled skills included; for Codex the whole `<skills_instructions>` message, tags
+included. When the agent is not installed here, is a version skillsd does not know, does not
+hold what skillsd looks for (a piece whose bytes do not hash to the digest), or is run with a
+setting that changes that text (`CLAUDE_CODE_NEW_INIT` for Claude Code's `init`), skillsd does
+not guess: `agentText` is absent, `agentTextWhy` says which, and `text` holds the lines of the
+skills on disk only (for Codex, its message from `### Skill roots` to the last skill). The
+bundled skills are counted in `usedChars` and listed in `entries` (`bundled: true`) either
+way, by the lengths measured on the versions modelled. One bundled description varies with the
+account: where Claude Code's cloud review (`/code-review ultra`) is turned on for the user, its
+`code-review` description gains two notes and its `when_to_use` names that level too; skillsd
+completes it as Claude Code sends it without (as with an API key, where it was captured).
+`skillsd listing` ends with a note when the text is not complete.
+
 `skillsd doctor` warns, for each agent in use here, when some skill reaches its model without
 its description ("Claude Code shows 79 of 300 skills in full in this folder") or with a
 shortened one ("Codex shortens the descriptions of 300 of 300 skills in this folder"), and
@@ -158,7 +188,8 @@ the TUI shows the same per agent (`l`).
   description about equally, one character at a time across all of them (`cut: true`, `why`
   says to how many characters); when even lines without descriptions overflow, it drops the
   descriptions, then the skills that do not fit (3 000 skills: 843 listed, none described).
-  `text` starts at its `### Skill roots` heading (the fixed sentences before it are Codex's).
+  `text` is the whole `<skills_instructions>` message when Codex's opening sentences are read
+  from the installed Codex (above), else it starts at its `### Skill roots` heading.
   Not modelled: `[[skills.config]]` switches, plugins, `agents/openai.yaml` policies.
 - **Every other agent: not modelled** (no budget documented); `skills.listing` answers
   `modelled: false` with why.

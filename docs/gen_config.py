@@ -172,6 +172,19 @@ KEYS: dict[str, tuple[str, str]] = {
         "than twice this. Read from the user's file only.",
         "262144",
     ),
+    "listing.claudeCodePath": (
+        "Where Claude Code is installed, when not the `claude` on `PATH`: its command or its "
+        "npm package's file. `skills.listing` reads Claude Code's own text (its bundled "
+        "skills' descriptions) from it, never running it (docs/agents.md). Read from the "
+        "user's file only.",
+        '"~/.local/bin/claude"',
+    ),
+    "listing.codexPath": (
+        "Where Codex is installed, when not the `codex` on `PATH`: its npm launcher or its "
+        "native binary, read (never run) for Codex's own opening sentences of its skill "
+        "listing (docs/agents.md). Read from the user's file only.",
+        '"~/.npm-global/bin/codex"',
+    ),
     "remote": (
         "Skills servers whose skills join every catalog (`[[remote]]`, docs/remote.md): "
         "`name` (qualifies its skills as `name:skill`), `url` (https, or http on a loopback "
@@ -203,10 +216,11 @@ skillsd reads two TOML files, both optional:
   one of `discovery.markers`, or `$SKILLSD_ROOT`).
 
 The project file is read after the user's: a key it sets replaces the user's value, except
-`permissions`, `trust`, `limits`, `ledger` and what widens the scan. A project's `permissions`
-may only tighten the user's (its `finalDeny` and `deny` rules add up with the user's, its
-`defaultAction` applies only when stricter, its `override` never, its `allow` only once you
-trust the repository); its `trust`, `limits` and `ledger` tables are ignored; its
+`permissions`, `trust`, `limits`, `ledger`, `listing` and what widens the scan. A project's
+`permissions` may only tighten the user's (its `finalDeny` and `deny` rules add up with the
+user's, its `defaultAction` applies only when stricter, its `override` never, its `allow` only
+once you trust the repository); its `trust`, `limits`, `ledger` and `listing` tables are
+ignored; its
 `discovery.maxDepth` and `maxDirs` may only lower the user's, and its `roots.extra` entries
 outside the repository are ignored with a warning: see `docs/security.md`. An unknown key is
 ignored with a warning that names the closest setting (`` `promt.maxBytes` is not a setting;

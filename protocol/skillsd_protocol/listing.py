@@ -54,11 +54,15 @@ class ListingEntry(Wire, kw_only=True):
 
 
 class ListingResult(Wire, kw_only=True):
-    """The agent's budget and the characters its listing uses; ``text``: the lines of the
-    skills on disk byte for byte as the agent sends them (its bundled skills' lines, whose
-    text ships inside the agent, are counted in ``usedChars`` and listed in ``entries``, but
-    left out of ``text``). ``full`` of ``shown`` skills on disk keep their description.
-    ``modelled`` is false for an agent whose listing is not modelled (then only ``why``)."""
+    """The agent's budget and the characters its listing uses; ``text``: the listing byte for
+    byte as the agent sends it. ``agentText``: ``text`` includes the agent's own text too (Claude
+    Code's bundled skills' lines, Codex's opening sentences), read from the installed agent;
+    when false (the agent is not installed here, or is a version skillsd cannot read it from:
+    ``agentTextWhy`` says which), ``text`` holds only the lines of the skills on disk (and, for
+    Codex, its message from the roots table on), and the bundled skills are still counted in
+    ``usedChars`` and listed in ``entries``. ``full`` of ``shown`` skills on disk keep their
+    description. ``modelled`` is false for an agent whose listing is not modelled (then only
+    ``why``)."""
 
     agent: str
     modelled: bool
@@ -70,6 +74,8 @@ class ListingResult(Wire, kw_only=True):
     shown: int
     why: str | None = None
     problems: list[str] | None = None
+    agent_text: bool = False
+    agent_text_why: str | None = None
 
 
 class ProfileParams(Params, kw_only=True):

@@ -91,6 +91,11 @@ def render_listing(result: ListingResult, title: str) -> str:
         lines.append(f"{entry.shown:<10} {entry.chars:>6}  {name:<32} {escape_controls(entry.why)}")
     for problem in result.problems or ():
         lines.append(f"warning: {one_line(problem)}")
+    if not result.agent_text and result.agent_text_why:
+        lines.append(
+            f"note: the text holds only the lines of the skills on disk: "
+            f"{one_line(result.agent_text_why)}"
+        )
     return "\n".join(lines)
 
 
@@ -98,10 +103,15 @@ async def _catalog(svc: Services, caller: Caller) -> Catalog:
     return (await view_of(svc, caller)).catalog
 
 
+async def _catalog_and_paths(svc: Services, caller: Caller) -> tuple[Catalog, dict[str, str]]:
+    # Where the user's config says the agents are (a repository's config is not read).
+    return await _catalog(svc, caller), svc.catalogs.configs.user().listing.paths()
+
+
 def _listing(args: argparse.Namespace) -> int:
     try:
         rules = known_agent(args.agent)
-        catalog = run_in_process(args, _catalog)
+        catalog, paths = run_in_process(args, _catalog_and_paths)
         result = compute_listing(
             catalog.seen_by(rules.name),
             rules.name,
@@ -109,6 +119,7 @@ def _listing(args: argparse.Namespace) -> int:
             home=os.path.expanduser("~"),
             env=os.environ,
             context_window=args.context_window,
+            agent_paths=paths,
         )
     except SkillsdError as exc:
         print(f"skillsd listing: {one_line(exc.message)}", file=sys.stderr)

@@ -45,6 +45,7 @@ from skillsd.core.listing.agent_listing import (
 )
 from skillsd.core.listing.agent_settings_edit import SettingsError, add_keys, remove_keys
 from skillsd.core.listing.codex_listing import codex_listing
+from skillsd.core.listing.fs_agent_text import AgentText, agent_text, command_version
 from skillsd.core.listing.listing_profile import Plan, RepoFacts, plan_claude_code, relevance
 from skillsd.core.policy.config import LedgerConfig
 from skillsd.runtime.caller import NOBODY, Caller, view_for
@@ -217,7 +218,9 @@ def read_repo_facts(root: str) -> RepoFacts:
 # -- skills.listing --------------------------------------------------------------------------
 
 
-def _listing_result(result: Listing, problems: Sequence[str]) -> ListingResult:
+def _listing_result(
+    result: Listing, problems: Sequence[str], own: AgentText | None = None
+) -> ListingResult:
     full, shown = result.counts()
     return ListingResult(
         agent=result.agent,
@@ -229,6 +232,8 @@ def _listing_result(result: Listing, problems: Sequence[str]) -> ListingResult:
         full=full,
         shown=shown,
         problems=list(problems) or None,
+        agent_text=result.agent_text,
+        agent_text_why=None if result.agent_text or own is None else own.why,
     )
 
 
@@ -247,9 +252,13 @@ def compute_listing(
     home: str,
     env: Mapping[str, str],
     context_window: int | None,
+    agent_paths: Mapping[str, str] | None = None,
+    with_agent_text: bool = True,
 ) -> ListingResult:
     """``skills.listing`` for ``skills`` (the agent's view of the catalog), reading what the
-    agent reads (blocking: run it off the loop)."""
+    agent reads (blocking: run it off the loop); ``agent_paths``: where the user's config says
+    each agent is installed (else its command on ``PATH``), for the agent's own text, which
+    is not read when ``with_agent_text`` is false (counts alone do not need it)."""
     rules = known_agent(agent)
     if rules.name not in MODELLED:
         return ListingResult(
@@ -263,15 +272,29 @@ def compute_listing(
             shown=0,
             why=_not_modelled(rules.name, rules.title),
         )
+    own = (
+        agent_text(rules.name, env, (agent_paths or {}).get(rules.name))
+        if with_agent_text
+        else AgentText(rules.name, why="not read: only the counts were asked for")
+    )
     if rules.name == "codex":
         codex_home = expand_folder("$CODEX_HOME", home=home, env=env)
-        found = codex_listing(skills, codex_home=codex_home, context_window=context_window)
-        return _listing_result(found, ())
+        found = codex_listing(
+            skills,
+            codex_home=codex_home,
+            context_window=context_window,
+            preamble=own.preamble,
+        )
+        return _listing_result(found, (), own)
     inputs = _claude_inputs(cwd, home, env)
     result = claude_code_listing(
-        skills, inputs.settings, context_window=context_window, usage=inputs.usage
+        skills,
+        inputs.settings,
+        context_window=context_window,
+        usage=inputs.usage,
+        bundled_text=own.bundled,
     )
-    return _listing_result(result, inputs.problems)
+    return _listing_result(result, inputs.problems, own)
 
 
 def _bad(field: str, why: str) -> SkillsdError:
@@ -295,23 +318,40 @@ class _Slot:
     shaped: dict[str, Any]
 
 
-def _inputs_version(cwd: str, home: str, env: Mapping[str, str]) -> tuple[Any, ...]:
+def _inputs_version(
+    cwd: str, home: str, env: Mapping[str, str], agent_paths: Mapping[str, str]
+) -> tuple[Any, ...]:
     paths = [*claude_paths(cwd, home, env).values(), _claude_record(home, env)]
-    return (*(stat_key(p) for p in paths), env.get("SLASH_COMMAND_TOOL_CHAR_BUDGET"))
+    return (
+        *(stat_key(p) for p in paths),
+        env.get("SLASH_COMMAND_TOOL_CHAR_BUDGET"),
+        *(command_version(agent, env, agent_paths.get(agent)) for agent in MODELLED),
+    )
 
 
 def _slot(
-    catalog: Catalog, agent: str, home: str, env: Mapping[str, str], context_window: int | None
+    catalog: Catalog,
+    agent: str,
+    home: str,
+    env: Mapping[str, str],
+    context_window: int | None,
+    agent_paths: Mapping[str, str],
 ) -> _Slot:
     cwd = catalog.plan.cwd
     key = (cwd, agent, context_window)
-    version = _inputs_version(cwd, home, env)
+    version = _inputs_version(cwd, home, env, agent_paths)
     with _LISTINGS_LOCK:
         hit = _LISTINGS.get(key)
     if hit is not None and hit.catalog is catalog and hit.version == version:
         return hit
     result = compute_listing(
-        catalog.seen_by(agent), agent, cwd, home=home, env=env, context_window=context_window
+        catalog.seen_by(agent),
+        agent,
+        cwd,
+        home=home,
+        env=env,
+        context_window=context_window,
+        agent_paths=agent_paths,
     )
     slot = _Slot(catalog, version, result, {})
     with _LISTINGS_LOCK:
@@ -329,10 +369,11 @@ def cached_listing(
     home: str,
     env: Mapping[str, str],
     context_window: int | None,
+    agent_paths: Mapping[str, str] | None = None,
 ) -> ListingResult:
     """``skills.listing`` of ``catalog`` for ``agent`` (blocking), computed once per catalog
-    and version of the agent's settings files."""
-    return _slot(catalog, agent, home, env, context_window).result
+    and version of the agent's settings files and of the installed agent."""
+    return _slot(catalog, agent, home, env, context_window, agent_paths or {}).result
 
 
 async def listing(
@@ -351,7 +392,9 @@ async def listing(
     view = await view_for(svc, caller, params.cwd, params.session_id)
 
     def work() -> Any:
-        slot = _slot(view.seen.catalog, rules.name, svc.home, svc.env, params.context_window)
+        # The user's config alone: a repository cannot choose a file for skillsd to read.
+        paths = svc.catalogs.configs.user().listing.paths()
+        slot = _slot(view.seen.catalog, rules.name, svc.home, svc.env, params.context_window, paths)
         if shape is None:
             return slot.result
         shaped = slot.shaped.get(key)
@@ -694,7 +737,11 @@ async def profile_reset(
 
 
 def listing_warnings(
-    catalog: Catalog, agents: Sequence[str], *, home: str, env: Mapping[str, str]
+    catalog: Catalog,
+    agents: Sequence[str],
+    *,
+    home: str,
+    env: Mapping[str, str],
 ) -> list[str]:
     """For ``skillsd doctor``: one line per agent of ``agents`` whose model is shown some skill
     without its description here (blocking)."""
@@ -710,6 +757,7 @@ def listing_warnings(
             home=home,
             env=env,
             context_window=None,
+            with_agent_text=False,  # the doctor counts; it does not need the agent's text
         )
         cut = sum(1 for e in result.entries if e.cut and not e.bundled)
         if cut:

@@ -31,6 +31,7 @@ __all__ = [
     "claude_block",
     "codex_block",
     "strip_bundled",
+    "strip_codex_preamble",
     "strip_codex_system",
 ]
 
@@ -171,6 +172,17 @@ def strip_codex_system(block: str, system_root: str) -> str:
     )
 
 
+def strip_codex_preamble(block: str) -> str:
+    """``block`` with Codex's opening sentences (between its ``## Skills`` heading and its
+    roots table: its own text) replaced by their length."""
+    head, roots = "## Skills\n", "\n### Skill roots"
+    if head not in block or roots not in block:
+        return block
+    start = block.index(head) + len(head)
+    end = block.index(roots, start)
+    return f"{block[:start]}<{end - start} characters>{block[end:]}"
+
+
 def capture_claude(bin_dir: Path, home: Path, project: Path) -> str:
     """The listing block of the first request Claude Code sends for ``claude -p hi``."""
     bodies = _record(
@@ -252,6 +264,7 @@ def main(argv: list[str]) -> None:
                     block = strip_bundled(block, [b.name for b in CLAUDE_CODE_BUNDLED])
                 else:
                     block = strip_codex_system(block, str(home / ".codex/skills/.system"))
+                    block = strip_codex_preamble(block)
                 # Paths of the throwaway tree are stored relative to it.
                 block = block.replace(base, "$FIXTURE")
             out = CAPTURED / agent / f"{name}.txt"

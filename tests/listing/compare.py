@@ -16,11 +16,14 @@ _STORED = re.compile(r"<(\d+) characters>")
 
 def claude_differences(block: str, result: ListingResult) -> list[str]:
     """What differs between Claude Code's block and the model's ``result`` (empty: nothing):
-    the lines of the skills on disk byte for byte, each bundled skill's form and length, and
-    the characters the whole block takes."""
+    the text byte for byte (the whole block when the model read the agent's own text, else the
+    lines of the skills on disk), each bundled skill's form and length, and the characters the
+    whole block takes."""
     problems: list[str] = []
     spans = bundled_spans(block, [b.name for b in CLAUDE_CODE_BUNDLED])
-    own = block[: spans[0][1] - 1] if spans else block
+    # With the installed agent's own text, ``text`` is the whole block; without it, the
+    # lines of the skills on disk.
+    own = block if result.agent_text or not spans else block[: spans[0][1] - 1]
     if own != result.text:
         ours, theirs = result.text.split("\n"), own.split("\n")
         first = next(

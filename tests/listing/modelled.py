@@ -18,10 +18,12 @@ __all__ = ["CODEX", "STORED", "modelled"]
 STORED = sorted(p.stem for p in (CAPTURED / "claude-code").glob("*.txt"))
 
 
-def modelled(name: str, base: Path) -> tuple[ListingResult, Path]:
-    """The model's Claude Code listing for fixture ``name`` built under ``base``."""
+def modelled(name: str, base: Path, path: str | None = None) -> tuple[ListingResult, Path]:
+    """The model's Claude Code listing for fixture ``name`` built under ``base``; ``path``:
+    the ``PATH`` the agent is found on (its own text is then read from it; by default none, so
+    an agent installed on this machine does not change what is checked)."""
     home, project = build(name, base)
-    env = {"HOME": str(home)}
+    env = {"HOME": str(home), "PATH": path or ""}
     # Past skillsd's default scan bound (discovery.maxDirs) for the 3 000-skill tree.
     config = Config(discovery=DiscoveryConfig(max_dirs=100_000))
     plan = compute_roots(str(project), config, home=str(home), env=env)

@@ -14,7 +14,10 @@ import pytest
 
 from skillsd.core.catalog.fs_catalog_build import build_catalog
 from skillsd.core.discovery.fs_roots import compute_roots
+from skillsd.core.listing.agent_listing import CLAUDE_CODE_BUNDLED
+from skillsd.core.listing.fs_agent_text import AgentText
 from skillsd.core.policy.config import Config, DiscoveryConfig
+from skillsd.runtime import listing_requests
 from skillsd.runtime.listing_requests import compute_listing
 from skillsd_protocol.listing import ListingResult
 from tests.listing.capture import CAPTURED, strip_codex_system
@@ -36,13 +39,92 @@ def codex_modelled(name: str, base: Path) -> ListingResult:
     home, project = build(name, base)
     for skill, length in CODEX_SYSTEM:
         write_skill(home / ".codex/skills/.system", skill, "x" * int(length))
-    env = {"HOME": str(home)}
+    env = {"HOME": str(home), "PATH": ""}  # the agent's own text: stand-ins, not this machine's
     config = Config(discovery=DiscoveryConfig(max_dirs=100_000))
     plan = compute_roots(str(project), config, home=str(home), env=env)
     skills = build_catalog(plan, config).seen_by("codex")
     return compute_listing(
         skills, "codex", str(project), home=str(home), env=env, context_window=None
     )
+
+
+#: What the stored captures hold in place of each text of the agent's own.
+_PLACEHOLDER = re.compile(r"<(\d+) characters>")
+
+
+def _stand_in(length: int) -> str:
+    """Our made-up text standing for ``length`` characters of an agent's own text."""
+    return "z" * length
+
+
+def _filled(stored: str) -> str:
+    return _PLACEHOLDER.sub(lambda m: _stand_in(int(m.group(1))), stored)
+
+
+@pytest.mark.parametrize("name", CODEX)
+def test_with_its_own_text_the_model_is_the_whole_message_codex_sent(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With Codex's opening sentences (read from the installed Codex where there is one;
+    stand-ins of their length here), ``text`` is the whole ``<skills_instructions>``
+    message, byte for byte."""
+    stored = (CAPTURED / "codex" / f"{name}.txt").read_text()
+    sentence = int(_PLACEHOLDER.search(stored.split("\n")[2]).group(1))  # type: ignore[union-attr]
+    preamble = f"<skills_instructions>\n## Skills\n{_stand_in(sentence)}"
+    monkeypatch.setattr(
+        listing_requests,
+        "agent_text",
+        lambda agent, env, configured=None: AgentText(agent, preamble=preamble),
+    )
+    with tempfile.TemporaryDirectory(prefix="listing-", dir="/tmp") as base:
+        result = codex_modelled(name, Path(base))
+        system = str(Path(base) / "home/.codex/skills/.system")
+        ours = strip_codex_system(result.text, system).replace(base, "$FIXTURE")
+    assert result.agent_text
+    assert _filled(ours) == _filled(stored)
+
+
+@pytest.mark.parametrize("name", STORED)
+def test_with_its_own_text_the_model_is_the_whole_block_claude_code_sent(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With Claude Code's bundled skills' descriptions (read from the installed agent where
+    there is one; stand-ins of their measured lengths here), ``text`` is the whole block."""
+    stored = (CAPTURED / "claude-code" / f"{name}.txt").read_text()
+    small = (CAPTURED / "claude-code" / "small.txt").read_text()
+    lengths = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"(?m)^- ([a-z-]+): <(\d+) characters>$", small)
+    }
+    assert set(lengths) == {b.name for b in CLAUDE_CODE_BUNDLED}
+    bundled = {name: _stand_in(length) for name, length in lengths.items()}
+    monkeypatch.setattr(
+        listing_requests,
+        "agent_text",
+        lambda agent, env, configured=None: AgentText(agent, bundled=bundled),
+    )
+    result, _home = modelled(name, tmp_path)
+    assert result.agent_text and result.agent_text_why is None
+
+    def fill(m: re.Match[str]) -> str:
+        # A description Claude Code cut (skillListingMaxDescChars) ends with an ellipsis.
+        shown, full = int(m.group(2)), lengths[m.group(1)]
+        text = _stand_in(shown) if shown == full else _stand_in(shown - 1) + "\u2026"
+        return f"- {m.group(1)}: {text}"
+
+    block = re.sub(r"(?m)^- ([a-z-]+): <(\d+) characters>", fill, stored)
+    block = block.replace("$FIXTURE", str(tmp_path))
+    assert result.text == block
+    assert result.used_chars == len(block)
+
+
+def test_without_the_agent_the_text_is_what_comes_from_disk_and_says_why(
+    tmp_path: Path,
+) -> None:
+    result, _home = modelled("small", tmp_path, path=str(tmp_path))
+    assert not result.agent_text
+    assert result.agent_text_why is not None and "not found" in result.agent_text_why
+    assert "- dataviz" not in result.text
 
 
 @pytest.mark.parametrize("name", CODEX)

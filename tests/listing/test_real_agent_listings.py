@@ -31,6 +31,10 @@ from tests.listing.compare import claude_differences
 from tests.listing.fixtures import LOCAL, README, skill_name
 from tests.listing.modelled import CODEX, STORED, modelled
 from tests.support.cli import run_tree_cli as run_cli
+from tests.support.client import Client
+from tests.support.daemons import StdioDaemon
+from tests.support.env import daemon_env
+from tests.support.skill_tree import make_project, write_user_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.process]
 
@@ -75,8 +79,12 @@ def capture(agent: str, home: Path, project: Path) -> str:
 @pytest.mark.parametrize("name", STORED)
 def test_claude_code_sends_what_the_model_says(name: str, tmp_path: Path) -> None:
     _need("claude")
-    result, home = modelled(name, tmp_path)
+    # The model reads Claude Code's own text (its bundled skills) from the installed agent:
+    # its text is then the whole block, byte for byte.
+    result, home = modelled(name, tmp_path, path=BIN)
+    assert result.agent_text, result.agent_text_why
     block = capture("claude-code", home, tmp_path / "project")
+    assert result.text == block
     assert claude_differences(block, result) == []
     # And the stored capture is still what this Claude Code sends.
     stored = (CAPTURED / "claude-code" / f"{name}.txt").read_text()
@@ -91,7 +99,7 @@ def test_codex_sends_what_the_model_says(name: str, tmp_path: Path) -> None:
     _need("codex")
     _result, home = modelled(name, tmp_path)
     block = capture("codex", home, tmp_path / "project")
-    env = {"HOME": str(home)}
+    env = {"HOME": str(home), "PATH": BIN}
     config = Config(discovery=DiscoveryConfig(max_dirs=100_000))
     project = tmp_path / "project"
     plan = compute_roots(str(project), config, home=str(home), env=env)
@@ -99,8 +107,59 @@ def test_codex_sends_what_the_model_says(name: str, tmp_path: Path) -> None:
     result = compute_listing(
         skills, "codex", str(project), home=str(home), env=env, context_window=None
     )
-    body = block[block.index("### Skill roots") : block.rindex("\n</skills_instructions>")]
-    assert result.text == body
+    # With Codex's own opening sentences read from the installed binary, the whole message.
+    assert result.agent_text, result.agent_text_why
+    assert result.text == block
+
+
+def test_the_daemon_answers_the_block_the_agents_send(tmp_path: Path) -> None:
+    """``skills.listing`` over the daemon's pipes, with the agents on its ``PATH``: Claude Code's
+    and Codex's ``text`` are the blocks they send, byte for byte (fixture of 300 skills)."""
+    _need("claude")
+    _need("codex")
+    _result, home = modelled("three-hundred", tmp_path)
+    project = tmp_path / "project"
+    codex_block = capture("codex", home, project)  # writes Codex's own skills first
+    claude_block = capture("claude-code", home, project)
+    environ = {
+        **daemon_env({"tmp": tmp_path, "home": home}),
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    daemon = StdioDaemon(environ=environ)
+    try:
+        client = Client(daemon, project)
+        claude = client.ok("skills.listing", agent="claude-code")
+        codex = client.ok("skills.listing", agent="codex")
+    finally:
+        daemon.close_stdin()
+        daemon.wait()
+    assert claude["agentText"] is True and claude["text"] == claude_block
+    assert codex["agentText"] is True and codex["text"] == codex_block
+
+
+def test_the_listing_reads_the_agent_the_users_config_names(tmp_path: Path) -> None:
+    """``listing.claudeCodePath`` in the user's config finds Claude Code off ``PATH``; a
+    repository's ``[listing]`` is ignored (it cannot choose a file for skillsd to read)."""
+    _need("claude")
+    tree = make_project(tmp_path)
+    env = daemon_env(tree)
+    assert shutil.which("claude", path=env.get("PATH", "")) is None
+    (tree["project"] / ".agents" / "skillsd.toml").write_text(
+        '[listing]\nclaudeCodePath = "/nonexistent/claude"\n'
+    )
+    write_user_config(tree, f'[listing]\nclaudeCodePath = "{BIN}/claude"\n')
+    done = run_cli(tree, "listing", "--agent", "claude-code", "--json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["agentText"] is True and "agentTextWhy" not in found
+    # The bundled skills' lines close the text, in Claude Code's order.
+    at = [("\n" + found["text"]).find(f"\n- {b.name}: ") for b in CLAUDE_CODE_BUNDLED]
+    assert -1 not in at and at == sorted(at)
+    assert found["usedChars"] == len(found["text"])
+    write_user_config(tree, "")
+    without = json.loads(run_cli(tree, "listing", "--agent", "claude-code", "--json").stdout)
+    assert "agentText" not in without and "not found" in without["agentTextWhy"]
+    assert "- security-review" not in without["text"]
 
 
 def test_after_profile_apply_claude_code_shows_the_needed_skills(tmp_path: Path) -> None:

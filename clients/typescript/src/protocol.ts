@@ -712,14 +712,22 @@ export interface ListingParams {
 }
 
 /**
- * The agent's budget and the characters its listing uses; `text`: the lines of the
- * skills on disk byte for byte as the agent sends them (its bundled skills' lines, whose
- * text ships inside the agent, are counted in `usedChars` and listed in `entries`, but
- * left out of `text`). `full` of `shown` skills on disk keep their description.
- * `modelled` is false for an agent whose listing is not modelled (then only `why`).
+ * The agent's budget and the characters its listing uses; `text`: the listing byte for
+ * byte as the agent sends it. `agentText`: `text` includes the agent's own text too (Claude
+ * Code's bundled skills' lines, Codex's opening sentences), read from the installed agent;
+ * when false (the agent is not installed here, or is a version skillsd cannot read it from:
+ * `agentTextWhy` says which), `text` holds only the lines of the skills on disk (and, for
+ * Codex, its message from the roots table on), and the bundled skills are still counted in
+ * `usedChars` and listed in `entries`. `full` of `shown` skills on disk keep their
+ * description. `modelled` is false for an agent whose listing is not modelled (then only
+ * `why`).
  */
 export interface ListingResult {
   agent: string;
+  /** @default false */
+  agentText?: boolean;
+  /** @default null */
+  agentTextWhy?: string | null;
   budgetChars: number;
   entries: ListingEntry[];
   full: number;

@@ -74,7 +74,8 @@ class Bundled:
 
 
 #: Claude Code 2.1.328's bundled skills, in the order it lists them (their text ships inside
-#: the agent; only names and lengths are kept here).
+#: the agent; only names and lengths are kept here, the text is read from the installed agent
+#: by :mod:`skillsd.core.listing.fs_agent_text`).
 CLAUDE_CODE_BUNDLED: tuple[Bundled, ...] = (
     Bundled("dataviz", 1436),
     Bundled("update-config", 690),
@@ -94,14 +95,18 @@ CLAUDE_CODE_BUNDLED: tuple[Bundled, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class Listing:
-    """An agent's listing: its budget and what it used (characters), the text of the lines
-    of the skills on disk as the agent sends them, and every entry."""
+    """An agent's listing: its budget and what it used (characters), its text as the agent
+    sends it (with the agent's own text when ``agent_text``, else only what comes from
+    disk), and every entry."""
 
     agent: str
     budget_chars: int
     used_chars: int
     text: str
     entries: list[ListingEntry]
+    #: ``text`` holds the agent's own text too (its bundled skills' lines, Codex's opening
+    #: sentences), read from the installed agent; otherwise only what comes from disk.
+    agent_text: bool = False
 
     def counts(self) -> tuple[int, int]:
         """(skills on disk shown in full, skills on disk the model is shown at all)."""
@@ -222,14 +227,18 @@ def _claude_rank(skill: SkillMetadata) -> int:
     return {"user": 0, "repo": 1, "plugin": 2}.get(skill.scope, 3)
 
 
+def _cut(text: str, max_desc: int) -> str:
+    if _js_length(text) > max_desc:
+        text = text[: max_desc - 1] + _ELLIPSIS
+    return text
+
+
 def _description(skill: SkillMetadata, max_desc: int) -> str:
     text = skill.description
     when = skill.host.when_to_use if skill.host is not None else None
     if when:
         text = f"{text} - {when}"
-    if _js_length(text) > max_desc:
-        text = text[: max_desc - 1] + _ELLIPSIS
-    return text
+    return _cut(text, max_desc)
 
 
 # Complex by design: one pass that follows Claude Code's own steps in its order (overrides,
@@ -240,9 +249,12 @@ def claude_code_listing(  # noqa: C901
     *,
     context_window: int | None = None,
     usage: Mapping[str, float] | None = None,
+    bundled_text: Mapping[str, str] | None = None,
 ) -> Listing:
     """Claude Code's listing of ``skills`` (its view of the catalog) under ``settings``;
-    ``usage`` holds Claude Code's own priority of each skill (:func:`claude_code_usage_scores`).
+    ``usage`` holds Claude Code's own priority of each skill (:func:`claude_code_usage_scores`);
+    ``bundled_text``: each bundled skill's description as the installed Claude Code holds it
+    (:mod:`skillsd.core.listing.fs_agent_text`), which puts their lines in ``text`` too.
     """
     max_desc = settings.max_desc_chars or _DEFAULT_MAX_DESC
     fraction = settings.budget_fraction or _DEFAULT_FRACTION
@@ -295,15 +307,24 @@ def claude_code_listing(  # noqa: C901
         fixed.append(False)
         whys.append("")
     first_bundled = len(names)
+    own = bundled_text if bundled_text is not None else {}
+    complete = bundled_text is not None
     if not settings.disable_bundled:
         for item in CLAUDE_CODE_BUNDLED:
             if item.name in seen:
                 continue
             names.append(item.name)
             ids.append(None)
-            fulls.append(None)
             bare_lens.append(2 + len(item.name))
-            full_lens.append(4 + len(item.name) + min(item.description_chars, max_desc))
+            known = own.get(item.name)
+            if known is None:
+                complete = False
+                fulls.append(None)
+                full_lens.append(4 + len(item.name) + min(item.description_chars, max_desc))
+            else:
+                line = f"- {item.name}: {_cut(known, max_desc)}"
+                fulls.append(line)
+                full_lens.append(_js_length(line))
             fixed.append(not item.competes)
             whys.append("bundled with Claude Code")
 
@@ -342,9 +363,11 @@ def claude_code_listing(  # noqa: C901
                 name=names[i], shown=shown, chars=chars, why=why, id=ids[i], bundled=bundled
             )
         )
-        line = fulls[i]
-        if line is not None:
-            text_lines.append(line if whole else f"- {names[i]}")
+        if not complete and bundled:
+            continue  # the agent's own text is not known: only the lines from disk
+        full_line = fulls[i]
+        if full_line is not None:
+            text_lines.append(full_line if whole else f"- {names[i]}")
     entries.extend(absent)
     return Listing(
         agent="claude-code",
@@ -352,6 +375,7 @@ def claude_code_listing(  # noqa: C901
         used_chars=used if count else 0,
         text="\n".join(text_lines),
         entries=entries,
+        agent_text=complete,
     )
 
 

@@ -29,6 +29,8 @@ CODEX_CONTEXT_WINDOW = 500_000
 _PERCENT = 2
 #: Tokens of the roots table Codex does not charge to the budget (fitted, see above).
 _TABLE_ALLOWANCE = 40
+#: The tag that closes Codex's message (its preamble opens it).
+_CLOSE = "</skills_instructions>"
 
 
 def _cost(line: str) -> int:
@@ -53,10 +55,17 @@ def _root_of(skill: SkillMetadata, system_root: str) -> str:
 # Complex by design: Codex's own steps in its order (roots table, budget, shortening, dropping),
 # checked byte for byte against its captures.
 def codex_listing(  # noqa: C901
-    skills: Iterable[SkillMetadata], *, codex_home: str, context_window: int | None = None
+    skills: Iterable[SkillMetadata],
+    *,
+    codex_home: str,
+    context_window: int | None = None,
+    preamble: str | None = None,
 ) -> Listing:
     """Codex's listing of ``skills`` (its view, its ``.system`` skills among them when they
-    are on disk in ``codex_home``)."""
+    are on disk in ``codex_home``). ``preamble``: the lines Codex opens the message with, as
+    the installed Codex holds them (:mod:`skillsd.core.listing.fs_agent_text`); with it,
+    ``text`` is the whole ``<skills_instructions>`` message, without it the part from the
+    roots table on."""
     system_root = os.path.join(codex_home, "skills", ".system")
     window = context_window or CODEX_CONTEXT_WINDOW
     limit = max(1, window * _PERCENT // 100)
@@ -146,10 +155,13 @@ def codex_listing(  # noqa: C901
         else:
             entry.id = skill.id
     text = "\n".join(["### Skill roots", *table, "### Available skills", *lines]) if lines else ""
+    if text and preamble is not None:
+        text = f"{preamble}\n{text}\n{_CLOSE}"
     return Listing(
         agent="codex",
         budget_chars=limit * 4,
         used_chars=used_tokens * 4,
         text=text,
         entries=entries,
+        agent_text=bool(text) and preamble is not None,
     )

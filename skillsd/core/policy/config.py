@@ -38,6 +38,7 @@ __all__ = [
     "DiscoveryConfig",
     "LedgerConfig",
     "LimitsConfig",
+    "ListingConfig",
     "ProfilesConfig",
     "PromptConfig",
     "RemoteConfig",
@@ -132,6 +133,22 @@ class LedgerConfig(_Table, frozen=True):
     max_bytes: Annotated[int, msgspec.Meta(ge=4096, le=1 << 30)] = limits.LEDGER_FILE_BYTES
 
 
+class ListingConfig(_Table, frozen=True):
+    """Where the agents are installed, for their own text in ``skills.listing`` (docs/agents.md),
+    when not their command on ``PATH``; from the user's config only (a repository cannot point
+    skillsd at a file to read)."""
+
+    #: Claude Code's ``claude`` (or its npm package's file holding its source).
+    claude_code_path: str | None = None
+    #: Codex's ``codex`` (its npm launcher, or its native binary).
+    codex_path: str | None = None
+
+    def paths(self) -> dict[str, str]:
+        """The configured paths by agent (``~`` expanded)."""
+        found = {"claude-code": self.claude_code_path, "codex": self.codex_path}
+        return {agent: os.path.expanduser(path) for agent, path in found.items() if path}
+
+
 class RemoteConfig(_Table, frozen=True):
     """A skills server whose skills join the catalog (``[[remote]]``, docs/remote.md)."""
 
@@ -161,6 +178,7 @@ class Config(_Table, frozen=True):
     trust: TrustConfig = TrustConfig()
     limits: LimitsConfig = LimitsConfig()
     ledger: LedgerConfig = LedgerConfig()
+    listing: ListingConfig = ListingConfig()
     remote: tuple[RemoteConfig, ...] = ()
     #: The project file's ``[[remote]]`` entries, set by layering only: used only when the
     #: repository is trusted (a repository cannot add a remote on its own).
@@ -392,6 +410,7 @@ def _project_table(table: dict[str, Any], source: str, merged: dict[str, Any]) -
     table.pop("trust", None)
     table.pop("limits", None)
     table.pop("ledger", None)
+    table.pop("listing", None)  # a repository cannot choose a file for skillsd to read
     if "remote" in table:
         table[_PROJECT_REMOTES] = table.pop("remote")
     if "discovery" in table:
