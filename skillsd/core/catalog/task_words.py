@@ -20,35 +20,41 @@ __all__ = ["implied_words", "related_words", "written_form"]
 
 _GROUPS = """
 deploy deployment ship release publish launch live online host hosting production prod staging
-  preview
-ci pipeline pipelines workflow workflows actions job jobs lint
-failing fail failed failure broken red flaky crash crashing
+  preview domain public internet rollout hosted
+ci pipeline pipelines workflow workflows actions job jobs lint checks typecheck
+  runner green
+failing fail failed failure broken red flaky crash crashing breaks broke timeout
 review reviewer reviewers feedback comment comments suggestion
-  suggestions threads
-pr pull merge
+  suggestions threads approve nit nits
+pr pull merge branch mergeable
 announce announcement announcements comms communication communications newsletter memo
-  email slack
-status update updates report writeup postmortem incident outage
-slack chat channel workspace emoji reaction
-gif animation animated animate
+  email slack intranet allhands townhall
+status update updates report writeup postmortem incident outage recap progress weekly
+  leadership stakeholders exec
+slack chat channel workspace emoji reaction emote
+gif animation animated animate looping loop moving meme
 art artwork generative procedural algorithmic creative sketch pattern patterns visual
-poster flyer print printable graphic illustration canvas cover
-brand branding identity logo guidelines
-color colors colour palette font fonts typography theme themes styling style
+  randomness seeded fractal particles noise
+poster flyer print printable graphic illustration canvas cover banner leaflet brochure
+  infographic postcard invitation wallpaper signage
+brand branding identity logo guidelines corporate
+color colors colour palette font fonts typography theme themes styling style restyle
+  aesthetic look
 ui interface frontend design layout landing homepage website site page dashboard
   component components
 test tests testing e2e browser screenshot verify localhost automate
-  automated
-mcp server integration connector expose wrap tool tools
-skill skills capability
+  automated qa smoke click clicking
+mcp server integration connector expose wrap tool tools plugin bridge adapter
+skill skills capability instructions playbook
 install installer installing setup download catalog
-plan planning steps outline approach strategy breakdown roadmap
-wiki workspace knowledge docs documentation
-meeting meetings agenda prep sync standup
-research consolidate synthesize summarize summary findings compare sources
+plan planning steps outline approach strategy breakdown roadmap proposal scope
+wiki workspace knowledge docs documentation runbook handbook howto kb
+meeting meetings agenda prep sync standup briefing
+research consolidate synthesize summarize summary findings compare sources brief
 spec specification requirements prd implement implementation
-issue issues ticket tickets backlog sprint cycle triage
+issue issues ticket tickets backlog sprint cycle triage bug bugs epic assignee kanban
 performance perf slow fast speed lcp bundle rerender render rendering waterfall optimize
+  lag laggy sluggish jank janky stutter stutters freeze frames fps latency memoize vitals
 props prop flags boolean compound composition refactor
 mobile ios android phone native
 transition transitions fade slide navigation
