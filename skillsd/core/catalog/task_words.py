@@ -125,8 +125,43 @@ _NOT_ISSUE_KEYS = frozenset(
 )
 
 
+#: Phrases that name a software situation without its task's word: the task word each implies
+#: ("before you start coding" asks for a plan, "works on my machine" is about CI). General
+#: phrasing of software work, like the groups above; matched case-insensitively, a few words
+#: at most, so a phrase cannot match by accident across a long request.
+_PHRASES: tuple[tuple[str, str], ...] = (
+    (r"before (?:you|we|i) (?:start|begin|code|touch|write|implement|change)", "plan"),
+    (r"(?:don'?t|do not|no) (?:code|coding|implement|implementation|changes)(?: \w+)? yet", "plan"),
+    (r"plan (?:only|first)|(?:walk|talk) me through (?:your|the) approach", "plan"),
+    (r"(?:go|goes|going|went) live|(?:put|get) (?:it|this|them) (?:online|up|live)", "deploy"),
+    (r"(?:share|send|give me) (?:a|the) (?:link|url)", "deploy"),
+    (r"(?:public|shareable|live) (?:link|url)", "deploy"),
+    (r"(?:pass|passes|passed|works|worked|green) (?:locally|on my machine)", "ci"),
+    (r"red (?:build|check|checks|pipeline|ci)", "ci"),
+    (r"(?:build|checks?|pipeline|ci) (?:is|are|went|turned) red", "ci"),
+    (r"end[ -]to[ -]end|click(?:s|ing)? (?:through|around)|smoke[ -]test", "test"),
+    (r"screen ?readers?|tab order|alt text|colou?r contrast", "accessibility"),
+    (r"(?:write|jot|note) (?:it|this|that|them) down|for future reference", "documentation"),
+    (r"\b1[:-]1s?\b|one[- ]on[- ]ones?|talking points", "meeting"),
+    (r"web vitals|time to (?:interactive|first byte)", "performance"),
+    (r"(?:drops?|dropping|dropped) frames", "performance"),
+    (r"changes requested|requested changes|left (?:\w+ )?(?:comments|notes|feedback)", "review"),
+    (r"look and feel|house style|on[- ]brand", "brand"),
+)
+_PHRASE_PATTERNS = tuple(
+    (re.compile(rf"(?<![\w-])(?:{pattern})(?![\w-])", re.IGNORECASE), word_form(word))
+    for pattern, word in _PHRASES
+)
+
+
 def implied_words(text: str) -> list[str]:
-    """The matching forms of the words ``text`` implies by the shape of its tokens (``ticket``
-    for an issue key such as ``ENG-1423``)."""
+    """The matching forms of the words ``text`` implies: by the shape of its tokens (``ticket``
+    for an issue key such as ``ENG-1423``) and by its phrases (:data:`_PHRASES`)."""
+    found: list[str] = []
     keys = (m.group(1) for m in _ISSUE_KEY.finditer(text))
-    return [word_form("ticket")] if any(k not in _NOT_ISSUE_KEYS for k in keys) else []
+    if any(k not in _NOT_ISSUE_KEYS for k in keys):
+        found.append(word_form("ticket"))
+    for pattern, word in _PHRASE_PATTERNS:
+        if word not in found and pattern.search(text):
+            found.append(word)
+    return found
