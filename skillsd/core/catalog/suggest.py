@@ -347,7 +347,11 @@ class SuggestIndex:
                 continue
             words = {word_form(t) for t in set(tokenize(text))}
             if field == 0:
-                words.add("".join(tokenize(text)))  # "pdf-forms" also as "pdfforms"
+                parts = tokenize(text)
+                if len(parts) > 1 and parts[-1] in ("skill", "skills"):
+                    # "pdf-skills": a name's trailing "skills" says what every skill is.
+                    words.discard(word_form(parts[-1]))
+                words.add("".join(parts))  # "pdf-forms" also as "pdfforms"
             value = weight * math.sqrt(reference / max(reference, len(words)))
             for word in words:
                 if len(word) < 2:
