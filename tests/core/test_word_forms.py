@@ -50,6 +50,8 @@ def test_a_phrase_of_a_software_situation_implies_its_task_word() -> None:
     assert implied_words("it works on my machine but not in the pipeline") == [word_form("ci")]
     assert implied_words("put it online so the team can try it") == [word_form("deploy")]
     assert implied_words("prep talking points for my 1:1") == [word_form("meeting")]
+    assert implied_words("wrap the API so the agent can call it") == [word_form("integration")]
+    assert implied_words("before writing any code, list the risks") == [word_form("plan")]
     # The same words outside the phrase imply nothing: "live" music, a "plan" of a house.
     assert implied_words("I live near the station; my plan is to code on the train") == []
     assert implied_words("version 1.1 of the parser") == []

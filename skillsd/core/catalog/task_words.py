@@ -21,6 +21,7 @@ __all__ = ["implied_words", "related_words", "written_form"]
 _GROUPS = """
 deploy deployment ship release publish launch live online host hosting production prod staging
   preview domain public internet rollout hosted
+guidelines guideline conventions convention standards practices checklist compliance
 ci pipeline pipelines workflow workflows actions job jobs lint checks typecheck
   runner green
 failing fail failed failure broken red flaky crash crashing breaks broke timeout
@@ -42,7 +43,7 @@ color colors colour palette font fonts typography theme themes styling style res
   aesthetic look
 ui interface frontend design layout landing homepage website site page dashboard
   component components
-test tests testing e2e browser screenshot verify localhost automate
+test tests testing e2e browser screenshot verify localhost automate chrome firefox safari
   automated qa smoke click clicking
 mcp server integration connector expose wrap tool tools plugin bridge adapter
 skill skills capability instructions playbook
@@ -132,9 +133,12 @@ _NOT_ISSUE_KEYS = frozenset(
 _PHRASES: tuple[tuple[str, str], ...] = (
     (r"before (?:you|we|i) (?:start|begin|code|touch|write|implement|change)", "plan"),
     (r"(?:don'?t|do not|no) (?:code|coding|implement|implementation|changes)(?: \w+)? yet", "plan"),
+    (r"before (?:writing|coding|touching|implementing|changing) (?:any|the)? ?\w+", "plan"),
     (r"plan (?:only|first)|(?:walk|talk) me through (?:your|the) approach", "plan"),
+    (r"lay (?:it|this|that|them) out|think (?:it |this )?through", "plan"),
     (r"(?:go|goes|going|went) live|(?:put|get) (?:it|this|them) (?:online|up|live)", "deploy"),
     (r"(?:share|send|give me) (?:a|the) (?:link|url)", "deploy"),
+    (r"so (?:people|others|anyone|friends|users|the team) can (?:see|open|visit|try)", "deploy"),
     (r"(?:public|shareable|live) (?:link|url)", "deploy"),
     (r"(?:pass|passes|passed|works|worked|green) (?:locally|on my machine)", "ci"),
     (r"red (?:build|check|checks|pipeline|ci)", "ci"),
@@ -147,6 +151,7 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     (r"(?:drops?|dropping|dropped) frames", "performance"),
     (r"changes requested|requested changes|left (?:\w+ )?(?:comments|notes|feedback)", "review"),
     (r"look and feel|house style|on[- ]brand", "brand"),
+    (r"so (?:that )?(?:claude|the agent|an agent|the assistant|the model) can", "integration"),
 )
 _PHRASE_PATTERNS = tuple(
     (re.compile(rf"(?<![\w-])(?:{pattern})(?![\w-])", re.IGNORECASE), word_form(word))
