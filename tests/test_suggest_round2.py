@@ -262,6 +262,10 @@ def test_candidates_are_offered_only_when_nothing_activates() -> None:
     assert [m.candidate for m in verdicts([0.48, 0.37], 0.5, 0.36)] == [True, False]
     held = verdicts([0.7, 0.45], 0.5, 0.36, held=[True, False])
     assert [(m.activate, m.candidate) for m in held] == [(False, False), (False, False)]
+    # The best one decides whether anything is offered; those close to it come with it.
+    siblings = verdicts([0.4, 0.33, 0.31, 0.2], 0.5, 0.36)
+    assert [m.candidate for m in siblings] == [True, True, True, False]
+    assert not any(m.candidate for m in verdicts([0.35, 0.34], 0.5, 0.36))
 
 
 def test_the_daemon_marks_candidates(client: Client, tree: dict[str, Path]) -> None:

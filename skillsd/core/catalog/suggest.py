@@ -69,8 +69,9 @@ __all__ = [
 #: ``suggest.threshold``'s default: chosen on the tuning sets (docs/benchmarks.md,
 #: "Suggestions") so that unrelated requests activate nothing.
 DEFAULT_THRESHOLD = 0.5
-#: ``suggest.candidateThreshold``'s default: when nothing activates, up to
-#: :data:`MAX_CANDIDATES` skills scoring at least this are offered as candidates.
+#: ``suggest.candidateThreshold``'s default: when nothing activates and the best scores at
+#: least this, up to :data:`MAX_CANDIDATES` skills within :data:`NEAR_BEST` of it are offered
+#: as candidates.
 CANDIDATE_THRESHOLD = 0.36
 MAX_CANDIDATES = 3
 #: How far behind the best suggestion another may be and still activate or be a candidate.
@@ -218,8 +219,8 @@ def verdicts(
 ) -> list[Verdict]:
     """``activate`` and ``candidate`` for ranked ``scores`` (best first), compared at
     :data:`SCORE_DECIMALS` decimals as they are shown: a skill activates when its score reaches
-    ``threshold`` and is within :data:`NEAR_BEST` of the best; when none does, up to
-    :data:`MAX_CANDIDATES` reaching ``candidate_threshold`` (and as near the best) are
+    ``threshold`` and is within :data:`NEAR_BEST` of the best; when none does and the best
+    reaches ``candidate_threshold``, up to :data:`MAX_CANDIDATES` as near the best are
     candidates. ``held[i]``: the skill may be neither (the session loaded it already)."""
     bar, near = round_score(threshold), round_score(candidate_threshold)
     rounded = [round_score(score) for score in scores]
@@ -233,11 +234,14 @@ def verdicts(
         score >= bar and near_best and not block
         for score, near_best, block in zip(rounded, close, blocked, strict=True)
     ]
+    # Whether to offer anything is the best one's call; once offered, the skills as close to it
+    # as those that would activate beside it are offered with it (siblings often split a topic).
+    offering = not any(active) and best >= near
     offered = 0
     found = []
     for score, near_best, block, on in zip(rounded, close, blocked, active, strict=True):
         candidate = False
-        if not any(active) and not block and near_best and score >= near:
+        if offering and not block and near_best:
             candidate = offered < MAX_CANDIDATES
             offered += 1
         found.append(Verdict(score, on, candidate))
