@@ -7,7 +7,8 @@ work, point at the same task or thing; a request word then also finds a skill ho
 word of its group, for less than the word itself (:data:`RELATED_FACTOR` in
 :mod:`skillsd.core.catalog.suggest`). The groups are hand-written, general vocabulary of software
 work (not any one skill's wording), and fixed: like the word weights, they do not depend on the
-catalog.
+catalog. A few phrases name a situation without any of its task's words ("before you start",
+"works on my machine"): a request holding one implies the task's word (:func:`implied_words`).
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     (r"lay (?:it|this|that|them) out|think (?:it |this )?through", "plan"),
     (r"(?:go|goes|going|went) live|(?:put|get) (?:it|this|them) (?:online|up|live)", "deploy"),
     (r"(?:share|send|give me) (?:a|the) (?:link|url)", "deploy"),
-    (r"so (?:people|others|anyone|friends|users|the team) can (?:see|open|visit|try)", "deploy"),
+    (r"so (?:people|others|anyone|friends|the team) can (?:see|open|visit|try)", "deploy"),
     (r"(?:public|shareable|live) (?:link|url)", "deploy"),
     (r"(?:pass|passes|passed|works|worked|green) (?:locally|on my machine)", "ci"),
     (r"red (?:build|check|checks|pipeline|ci)", "ci"),
