@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillsd.core.catalog.suggest import SuggestIndex
+from skillsd.core.catalog.suggest import CANDIDATE_THRESHOLD, DEFAULT_THRESHOLD, SuggestIndex
 from skillsd.core.catalog.task_words import implied_words
 from skillsd.core.catalog.word_forms import word_form
 from tests.support.root_catalog import catalog
@@ -65,3 +65,12 @@ def test_a_situation_phrase_finds_the_skill_of_its_task(tmp_path: Path) -> None:
         "make-plan"
     ]
     assert index.rank("how would you add caching") == []
+
+
+def test_api_is_a_generic_word_of_software_requests(tmp_path: Path) -> None:
+    # "API" names nearly every interface; a skill named for one API is not what any API
+    # question needs.
+    write_skill(tmp_path, "billing-api", "Call the billing API for invoices and refunds.")
+    index = SuggestIndex(catalog(tmp_path))
+    assert index.rank("our REST api")[0].score < CANDIDATE_THRESHOLD
+    assert index.rank("refund an invoice with the billing api")[0].score >= DEFAULT_THRESHOLD

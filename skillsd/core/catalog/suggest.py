@@ -140,7 +140,7 @@ running say see seem set setup show simple small some someone start step still s
 tell test text thing think time today tomorrow try turn two understand update version want
 week well whole without work working write writing wrong year yesterday app application code
 data page list output input run result results content form format type value values way
-need needed goes going went getting doing does done tool tools thing system team
+need needed goes going went getting doing does done tool tools thing system team api apis
 """
 _GENERIC = frozenset(word_form(word) for word in _GENERIC_WORDS.split()) - _FILLER
 
