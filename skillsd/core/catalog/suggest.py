@@ -141,6 +141,7 @@ tell test text thing think time today tomorrow try turn two understand update ve
 week well whole without work working write writing wrong year yesterday app application code
 data page list output input run result results content form format type value values way
 need needed goes going went getting doing does done tool tools thing system team api apis
+sdk sdks
 """
 _GENERIC = frozenset(word_form(word) for word in _GENERIC_WORDS.split()) - _FILLER
 
