@@ -94,9 +94,9 @@ KEYS: dict[str, tuple[str, str]] = {
         '["deploy", "db-migrations"]',
     ),
     "suggest.candidateThreshold": (
-        "When no suggestion activates, up to three scoring at least this are offered as "
-        "candidates (the hook asks the model to check them); above `suggest.threshold`, none "
-        "is (docs/hooks.md).",
+        "When no suggestion activates and the best scores at least this, up to three within 0.1 "
+        "of the best are offered as candidates (the hook asks the model to check them); above "
+        "`suggest.threshold`, none is (docs/hooks.md).",
         "0.35",
     ),
     "permissions.finalDeny": (

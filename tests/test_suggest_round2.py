@@ -142,6 +142,17 @@ def test_a_vocabulary_heavy_description_does_not_win_by_breadth(tmp_path: Path) 
     assert ranked[1].score < DEFAULT_THRESHOLD < ranked[0].score
 
 
+def test_a_trailing_skills_in_a_name_says_nothing_about_the_skill(tmp_path: Path) -> None:
+    """Every skill is one: "mobile-ui-skills" is about mobile UI, "skill-creator" about skills."""
+    write_skill(tmp_path / "a", "mobile-ui-skills", "Guidelines for mobile screens.")
+    write_skill(tmp_path / "b", "skill-creator", "Create and improve agent instructions.")
+    index = index_of(tmp_path)
+    ranked = index.rank("write a new skill", explain=2)
+    assert [s.skill.name for s in ranked] == ["skill-creator"]
+    assert index.rank("mobile ui screens")[0].skill.name == "mobile-ui-skills"
+    assert index.rank("use the mobile-ui-skills skill")[0].named
+
+
 def test_a_skills_own_negative_queries_do_not_activate_it(tmp_path: Path) -> None:
     skill = write_skill(
         tmp_path / "a", "db-migrations", "Write and run database schema migrations."
@@ -251,6 +262,10 @@ def test_candidates_are_offered_only_when_nothing_activates() -> None:
     assert [m.candidate for m in verdicts([0.48, 0.37], 0.5, 0.36)] == [True, False]
     held = verdicts([0.7, 0.45], 0.5, 0.36, held=[True, False])
     assert [(m.activate, m.candidate) for m in held] == [(False, False), (False, False)]
+    # The best one decides whether anything is offered; those close to it come with it.
+    siblings = verdicts([0.4, 0.33, 0.31, 0.2], 0.5, 0.36)
+    assert [m.candidate for m in siblings] == [True, True, True, False]
+    assert not any(m.candidate for m in verdicts([0.35, 0.34], 0.5, 0.36))
 
 
 def test_the_daemon_marks_candidates(client: Client, tree: dict[str, Path]) -> None:

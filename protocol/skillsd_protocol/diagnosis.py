@@ -126,7 +126,8 @@ class DoctorReport(Wire, kw_only=True):
     #: The stages ``skills.suggest`` runs here and its activation threshold.
     suggest_stages: list[str] = msgspec.field(default_factory=list)
     suggest_threshold: float = 0.0
-    #: The least score of a candidate when nothing activates (``suggest.candidateThreshold``).
+    #: The least score of the best candidate when nothing activates
+    #: (``suggest.candidateThreshold``).
     suggest_candidate_threshold: float = 0.0
     #: What the static scan (``skillsd scan``) sees in the catalog's skills: warnings and
     #: dangers only (docs/install-skills.md).

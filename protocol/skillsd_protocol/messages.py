@@ -226,7 +226,7 @@ class SuggestResult(Wire, kw_only=True):
     suggestions: list[Suggestion]
     #: The threshold ``activate`` was decided with (config ``suggest.threshold``).
     threshold: float
-    #: The least score of a candidate (config ``suggest.candidateThreshold``).
+    #: The least score of the best candidate (config ``suggest.candidateThreshold``).
     candidate_threshold: float | None = None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillsd.core.catalog.suggest import SuggestIndex
+from skillsd.core.catalog.suggest import CANDIDATE_THRESHOLD, DEFAULT_THRESHOLD, SuggestIndex
 from skillsd.core.catalog.task_words import implied_words
 from skillsd.core.catalog.word_forms import word_form
 from tests.support.root_catalog import catalog
@@ -43,3 +43,34 @@ def test_a_request_finds_a_skill_written_in_another_form_of_its_words(tmp_path: 
     assert ranked[0].matched["description"] == ["deployment", "verified"]
     assert index.rank("close out FE-88, FE-91")[0].skill.name == "tracker"
     assert index.rank("decode UTF-8") == []
+
+
+def test_a_phrase_of_a_software_situation_implies_its_task_word() -> None:
+    assert implied_words("don't code yet, how would you add caching") == [word_form("plan")]
+    assert implied_words("it works on my machine but not in the pipeline") == [word_form("ci")]
+    assert implied_words("put it online so the team can try it") == [word_form("deploy")]
+    assert implied_words("prep talking points for my 1:1") == [word_form("meeting")]
+    assert implied_words("wrap the API so the agent can call it") == [word_form("integration")]
+    assert implied_words("before writing any code, list the risks") == [word_form("plan")]
+    # The same words outside the phrase imply nothing: "live" music, a "plan" of a house.
+    assert implied_words("I live near the station; my plan is to code on the train") == []
+    assert implied_words("version 1.1 of the parser") == []
+
+
+def test_a_situation_phrase_finds_the_skill_of_its_task(tmp_path: Path) -> None:
+    write_skill(tmp_path, "make-plan", "Write a plan for a coding task.")
+    write_skill(tmp_path, "charts", "Draw charts from tables.")
+    index = SuggestIndex(catalog(tmp_path))
+    assert [s.skill.name for s in index.rank("before you start, how would you add caching")] == [
+        "make-plan"
+    ]
+    assert index.rank("how would you add caching") == []
+
+
+def test_api_is_a_generic_word_of_software_requests(tmp_path: Path) -> None:
+    # "API" names nearly every interface; a skill named for one API is not what any API
+    # question needs.
+    write_skill(tmp_path, "billing-api", "Call the billing API for invoices and refunds.")
+    index = SuggestIndex(catalog(tmp_path))
+    assert index.rank("our REST api")[0].score < CANDIDATE_THRESHOLD
+    assert index.rank("refund an invoice with the billing api")[0].score >= DEFAULT_THRESHOLD

@@ -69,8 +69,9 @@ __all__ = [
 #: ``suggest.threshold``'s default: chosen on the tuning sets (docs/benchmarks.md,
 #: "Suggestions") so that unrelated requests activate nothing.
 DEFAULT_THRESHOLD = 0.5
-#: ``suggest.candidateThreshold``'s default: when nothing activates, up to
-#: :data:`MAX_CANDIDATES` skills scoring at least this are offered as candidates.
+#: ``suggest.candidateThreshold``'s default: when nothing activates and the best scores at
+#: least this, up to :data:`MAX_CANDIDATES` skills within :data:`NEAR_BEST` of it are offered
+#: as candidates.
 CANDIDATE_THRESHOLD = 0.36
 MAX_CANDIDATES = 3
 #: How far behind the best suggestion another may be and still activate or be a candidate.
@@ -139,7 +140,8 @@ running say see seem set setup show simple small some someone start step still s
 tell test text thing think time today tomorrow try turn two understand update version want
 week well whole without work working write writing wrong year yesterday app application code
 data page list output input run result results content form format type value values way
-need needed goes going went getting doing does done tool tools thing system team
+need needed goes going went getting doing does done tool tools thing system team api apis
+sdk sdks
 """
 _GENERIC = frozenset(word_form(word) for word in _GENERIC_WORDS.split()) - _FILLER
 
@@ -218,8 +220,8 @@ def verdicts(
 ) -> list[Verdict]:
     """``activate`` and ``candidate`` for ranked ``scores`` (best first), compared at
     :data:`SCORE_DECIMALS` decimals as they are shown: a skill activates when its score reaches
-    ``threshold`` and is within :data:`NEAR_BEST` of the best; when none does, up to
-    :data:`MAX_CANDIDATES` reaching ``candidate_threshold`` (and as near the best) are
+    ``threshold`` and is within :data:`NEAR_BEST` of the best; when none does and the best
+    reaches ``candidate_threshold``, up to :data:`MAX_CANDIDATES` as near the best are
     candidates. ``held[i]``: the skill may be neither (the session loaded it already)."""
     bar, near = round_score(threshold), round_score(candidate_threshold)
     rounded = [round_score(score) for score in scores]
@@ -233,11 +235,14 @@ def verdicts(
         score >= bar and near_best and not block
         for score, near_best, block in zip(rounded, close, blocked, strict=True)
     ]
+    # Whether to offer anything is the best one's call; once offered, the skills as close to it
+    # as those that would activate beside it are offered with it (siblings often split a topic).
+    offering = not any(active) and best >= near
     offered = 0
     found = []
     for score, near_best, block, on in zip(rounded, close, blocked, active, strict=True):
         candidate = False
-        if not any(active) and not block and near_best and score >= near:
+        if offering and not block and near_best:
             candidate = offered < MAX_CANDIDATES
             offered += 1
         found.append(Verdict(score, on, candidate))
@@ -347,7 +352,11 @@ class SuggestIndex:
                 continue
             words = {word_form(t) for t in set(tokenize(text))}
             if field == 0:
-                words.add("".join(tokenize(text)))  # "pdf-forms" also as "pdfforms"
+                parts = tokenize(text)
+                if len(parts) > 1 and parts[-1] in ("skill", "skills"):
+                    # "pdf-skills": a name's trailing "skills" says what every skill is.
+                    words.discard(word_form(parts[-1]))
+                words.add("".join(parts))  # "pdf-forms" also as "pdfforms"
             value = weight * math.sqrt(reference / max(reference, len(words)))
             for word in words:
                 if len(word) < 2:

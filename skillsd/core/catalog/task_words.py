@@ -7,7 +7,8 @@ work, point at the same task or thing; a request word then also finds a skill ho
 word of its group, for less than the word itself (:data:`RELATED_FACTOR` in
 :mod:`skillsd.core.catalog.suggest`). The groups are hand-written, general vocabulary of software
 work (not any one skill's wording), and fixed: like the word weights, they do not depend on the
-catalog.
+catalog. A few phrases name a situation without any of its task's words ("before you start",
+"works on my machine"): a request holding one implies the task's word (:func:`implied_words`).
 """
 
 from __future__ import annotations
@@ -20,35 +21,42 @@ __all__ = ["implied_words", "related_words", "written_form"]
 
 _GROUPS = """
 deploy deployment ship release publish launch live online host hosting production prod staging
-  preview
-ci pipeline pipelines workflow workflows actions job jobs lint
-failing fail failed failure broken red flaky crash crashing
+  preview domain public internet rollout hosted
+guidelines guideline conventions convention standards practices checklist compliance
+ci pipeline pipelines workflow workflows actions job jobs lint checks typecheck
+  runner green
+failing fail failed failure broken red flaky crash crashing breaks broke timeout
 review reviewer reviewers feedback comment comments suggestion
-  suggestions threads
-pr pull merge
+  suggestions threads approve nit nits
+pr pull merge branch mergeable
 announce announcement announcements comms communication communications newsletter memo
-  email slack
-status update updates report writeup postmortem incident outage
-slack chat channel workspace emoji reaction
-gif animation animated animate
+  email slack intranet allhands townhall
+status update updates report writeup postmortem incident outage recap progress weekly
+  leadership stakeholders exec
+slack chat channel workspace emoji reaction emote
+gif animation animated animate looping loop moving meme
 art artwork generative procedural algorithmic creative sketch pattern patterns visual
-poster flyer print printable graphic illustration canvas cover
-brand branding identity logo guidelines
-color colors colour palette font fonts typography theme themes styling style
+  randomness seeded fractal particles noise
+poster flyer print printable graphic illustration canvas cover banner leaflet brochure
+  infographic postcard invitation wallpaper signage
+brand branding identity logo guidelines corporate
+color colors colour palette font fonts typography theme themes styling style restyle
+  aesthetic look
 ui interface frontend design layout landing homepage website site page dashboard
   component components
-test tests testing e2e browser screenshot verify localhost automate
-  automated
-mcp server integration connector expose wrap tool tools
-skill skills capability
+test tests testing e2e browser screenshot verify localhost automate chrome firefox safari
+  automated qa smoke click clicking
+mcp server integration connector expose wrap tool tools plugin bridge adapter
+skill skills capability instructions playbook
 install installer installing setup download catalog
-plan planning steps outline approach strategy breakdown roadmap
-wiki workspace knowledge docs documentation
-meeting meetings agenda prep sync standup
-research consolidate synthesize summarize summary findings compare sources
+plan planning steps outline approach strategy breakdown roadmap proposal scope
+wiki workspace knowledge docs documentation runbook handbook howto kb
+meeting meetings agenda prep sync standup briefing
+research consolidate synthesize summarize summary findings compare sources brief
 spec specification requirements prd implement implementation
-issue issues ticket tickets backlog sprint cycle triage
+issue issues ticket tickets backlog sprint cycle triage bug bugs epic assignee kanban
 performance perf slow fast speed lcp bundle rerender render rendering waterfall optimize
+  lag laggy sluggish jank janky stutter stutters freeze frames fps latency memoize vitals
 props prop flags boolean compound composition refactor
 mobile ios android phone native
 transition transitions fade slide navigation
@@ -119,8 +127,47 @@ _NOT_ISSUE_KEYS = frozenset(
 )
 
 
+#: Phrases that name a software situation without its task's word: the task word each implies
+#: ("before you start coding" asks for a plan, "works on my machine" is about CI). General
+#: phrasing of software work, like the groups above; matched case-insensitively, a few words
+#: at most, so a phrase cannot match by accident across a long request.
+_PHRASES: tuple[tuple[str, str], ...] = (
+    (r"before (?:you|we|i) (?:start|begin|code|touch|write|implement|change)", "plan"),
+    (r"(?:don'?t|do not|no) (?:code|coding|implement|implementation|changes)(?: \w+)? yet", "plan"),
+    (r"before (?:writing|coding|touching|implementing|changing) (?:any|the)? ?\w+", "plan"),
+    (r"plan (?:only|first)|(?:walk|talk) me through (?:your|the) approach", "plan"),
+    (r"lay (?:it|this|that|them) out|think (?:it |this )?through", "plan"),
+    (r"(?:go|goes|going|went) live|(?:put|get) (?:it|this|them) (?:online|up|live)", "deploy"),
+    (r"(?:share|send|give me) (?:a|the) (?:link|url)", "deploy"),
+    (r"so (?:people|others|anyone|friends|the team) can (?:see|open|visit|try)", "deploy"),
+    (r"(?:public|shareable|live) (?:link|url)", "deploy"),
+    (r"(?:pass|passes|passed|works|worked|green) (?:locally|on my machine)", "ci"),
+    (r"red (?:build|check|checks|pipeline|ci)", "ci"),
+    (r"(?:build|checks?|pipeline|ci) (?:is|are|went|turned) red", "ci"),
+    (r"end[ -]to[ -]end|click(?:s|ing)? (?:through|around)|smoke[ -]test", "test"),
+    (r"screen ?readers?|tab order|alt text|colou?r contrast", "accessibility"),
+    (r"(?:write|jot|note) (?:it|this|that|them) down|for future reference", "documentation"),
+    (r"\b1[:-]1s?\b|one[- ]on[- ]ones?|talking points", "meeting"),
+    (r"web vitals|time to (?:interactive|first byte)", "performance"),
+    (r"(?:drops?|dropping|dropped) frames", "performance"),
+    (r"changes requested|requested changes|left (?:\w+ )?(?:comments|notes|feedback)", "review"),
+    (r"look and feel|house style|on[- ]brand", "brand"),
+    (r"so (?:that )?(?:claude|the agent|an agent|the assistant|the model) can", "integration"),
+)
+_PHRASE_PATTERNS = tuple(
+    (re.compile(rf"(?<![\w-])(?:{pattern})(?![\w-])", re.IGNORECASE), word_form(word))
+    for pattern, word in _PHRASES
+)
+
+
 def implied_words(text: str) -> list[str]:
-    """The matching forms of the words ``text`` implies by the shape of its tokens (``ticket``
-    for an issue key such as ``ENG-1423``)."""
+    """The matching forms of the words ``text`` implies: by the shape of its tokens (``ticket``
+    for an issue key such as ``ENG-1423``) and by its phrases (:data:`_PHRASES`)."""
+    found: list[str] = []
     keys = (m.group(1) for m in _ISSUE_KEY.finditer(text))
-    return [word_form("ticket")] if any(k not in _NOT_ISSUE_KEYS for k in keys) else []
+    if any(k not in _NOT_ISSUE_KEYS for k in keys):
+        found.append(word_form("ticket"))
+    for pattern, word in _PHRASE_PATTERNS:
+        if word not in found and pattern.search(text):
+            found.append(word)
+    return found

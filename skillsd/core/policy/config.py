@@ -95,7 +95,7 @@ class SearchConfig(_Table, frozen=True):
 class SuggestConfig(_Table, frozen=True):
     #: The score a suggestion needs to activate (``skills.suggest``, the prompt hooks).
     threshold: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = suggest_defaults.DEFAULT_THRESHOLD
-    #: The score a suggestion needs to be offered as a candidate when none activates.
+    #: The score the best suggestion needs for candidates to be offered when none activates.
     candidate_threshold: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = (
         suggest_defaults.CANDIDATE_THRESHOLD
     )
