@@ -101,6 +101,7 @@ class RequestReader:
         self._done = False
         #: A request began or ended during the bytes being fed.
         self._boundary = False
+        self._head_too_large = False
 
     @property
     def pending(self) -> bool:
@@ -124,15 +125,15 @@ class RequestReader:
         self._boundary = False
         try:
             self._parser.feed_data(data)
-        except _HeadTooLarge:
-            self._fail(431, f"the request head is over {self._max_head} bytes")
-            return
         except httptools.HttpParserUpgrade:
             # The request before the upgrade is whole; nothing after it is HTTP/1.1.
             self._done = True
             return
         except httptools.HttpParserError as exc:
-            self._fail(400, f"bad HTTP request: {exc}")
+            if self._head_too_large:  # raised by a callback (httptools wraps it)
+                self._fail(431, f"the request head is over {self._max_head} bytes")
+            else:
+                self._fail(400, f"bad HTTP request: {exc}")
             return
         if self._head_bytes >= 0 and not self._boundary:
             # A head still coming, counted as it arrives (one that began in these bytes is
@@ -169,6 +170,7 @@ class RequestReader:
         size = sum(len(part) for part in self._url)
         size += sum(len(name) + len(value) + 4 for name, value in self._headers)
         if size > self._max_head:
+            self._head_too_large = True
             raise _HeadTooLarge
         parser = self._parser
         http_11 = parser.get_http_version() == "1.1"
