@@ -23,6 +23,14 @@ def extra_hint(extra: str, package_dir: Path, python: str) -> str:
         required = importlib.metadata.requires("skillsd") or []
     except importlib.metadata.PackageNotFoundError:
         required = []
-    wanted = [r.split(";")[0].strip() for r in required if marker in r.replace("'", '"')]
+    wanted = [_without_extra(r, marker) for r in required if marker in r.replace("'", '"')]
     packages = " ".join(f"'{r}'" for r in wanted) or f"'skillsd[{extra}]'"
     return f"{python} -m pip install {packages}"
+
+
+def _without_extra(requirement: str, marker: str) -> str:
+    """``requirement`` without its ``extra == ...`` clause; a platform's condition stays (pip
+    takes it on the command line)."""
+    name, _, condition = requirement.replace("'", '"').partition(";")
+    rest = [part.strip() for part in condition.split(" and ") if part.strip() != marker]
+    return f"{name.strip()}; {' and '.join(rest)}" if rest else name.strip()

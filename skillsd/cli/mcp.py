@@ -1,8 +1,8 @@
 """``skillsd mcp``: serve the skills to MCP clients (docs/mcp.md), on stdio or streamable HTTP.
 
 Both are served by skillsd itself, with no MCP SDK (a host gives a stdio server little time to
-answer its first request). ``--http`` needs the optional extra ``skillsd[mcp]`` (h11, the HTTP
-parser); without it the command exits 2 naming the install line. Logs go to stderr only:
+answer its first request). ``--http`` needs the optional extra ``skillsd[mcp]`` (httptools, the
+HTTP parser); without it the command exits 2 naming the install line. Logs go to stderr only:
 stdout is the protocol.
 """
 
@@ -58,14 +58,14 @@ def _mcp(args: argparse.Namespace) -> int:
     stdio = args.http is None
     if not stdio:
         try:
-            import h11  # noqa: F401  (HTTP/1.1 parsing: an optional extra)
+            import httptools  # noqa: F401  (HTTP/1.1 parsing: an optional extra)
         except ImportError:
             from skillsd.cli.extras import extra_hint
 
             hint = extra_hint("mcp", Path(__file__).resolve().parents[1], sys.executable)
             print(
-                "skillsd mcp: --http needs the extra skillsd[mcp] (h11), which is not installed; "
-                f"add it with: {hint}",
+                "skillsd mcp: --http needs the extra skillsd[mcp] (httptools), which is not "
+                f"installed; add it with: {hint}",
                 file=sys.stderr,
             )
             return 2

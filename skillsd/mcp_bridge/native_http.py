@@ -1,8 +1,9 @@
 """``skillsd mcp --http``: MCP's streamable HTTP transport, served by skillsd itself.
 
-HTTP/1.1 is parsed by h11 (sans-IO) on an asyncio protocol; every JSON-RPC message then goes to
-the same connection and methods that serve stdio (:class:`~skillsd.mcp_bridge.mcp_connection.
-McpConnection`, :class:`~skillsd.mcp_bridge.native_skills.NativeSkills`). The MCP SDK's HTTP
+HTTP/1.1 is parsed by httptools and framed by hand (:mod:`~skillsd.mcp_bridge.http_framing`)
+on an asyncio protocol; every JSON-RPC message then goes to the same connection and methods
+that serve stdio (:class:`~skillsd.mcp_bridge.mcp_connection.McpConnection`,
+:class:`~skillsd.mcp_bridge.native_skills.NativeSkills`). The MCP SDK's HTTP
 app spent about 3.6 ms of CPU on every request, ``ping`` included (``docs/mcp.md``).
 
 * The handshake era: ``initialize`` without ``Mcp-Session-Id`` opens a session, whose id the
@@ -36,17 +37,25 @@ import secrets
 import signal
 import time
 from collections import deque
-from collections.abc import Callable
-from http import HTTPStatus
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, cast
 
-import h11
 import msgspec
 from msgspec import UNSET
 
 from skillsd.jsonrpc.framing import Payload, flat
 from skillsd.jsonrpc.router import Router
 from skillsd.mcp_bridge.exchange import HANDSHAKE_VERSIONS, MODERN_VERSIONS, Era
+from skillsd.mcp_bridge.http_framing import (
+    CLOSED,
+    END,
+    LAST_CHUNK,
+    BadRequest,
+    RequestHead,
+    RequestReader,
+    chunk,
+    response_head,
+)
 from skillsd.mcp_bridge.http_guard import HttpLimits, HttpRules
 from skillsd.mcp_bridge.mcp_connection import (
     CAPABILITIES_KEY,
@@ -361,9 +370,10 @@ class _Wire(asyncio.Protocol):
     def __init__(self, server: HttpServer) -> None:
         self.server = server
         self.limits = server.limits
-        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
+        self.reader = RequestReader(max_head_bytes=MAX_HEAD_BYTES)
         self.transport: asyncio.Transport | None = None
-        self._readable = asyncio.Event()
+        #: Set while the request task waits for bytes (see :meth:`_next`).
+        self._waiter: asyncio.Future[None] | None = None
         self._writable = asyncio.Event()
         self._writable.set()
         self._eof = False
@@ -373,13 +383,21 @@ class _Wire(asyncio.Protocol):
         self._streaming = 0
         #: The request being answered is a HEAD: its reply has headers and no body.
         self._head_only = False
+        #: The request being answered came from an HTTP/1.1 client (streams are chunked).
+        self._chunked = True
+        #: A reply to the request being answered began (nothing else can be said to it).
+        self._replied = False
+        #: The connection ends after the reply being sent.
+        self._closing = False
+        #: The request being answered was read whole.
+        self._request_read = False
         self._task: asyncio.Task[None] | None = None
 
     # -- asyncio's side -----------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # A stream transport (uvloop's is not a subclass of asyncio's).
+        self.transport = cast(asyncio.Transport, transport)
         self.server.wires.add(self)
         self._task = asyncio.get_running_loop().create_task(self._serve())
 
@@ -392,23 +410,24 @@ class _Wire(asyncio.Protocol):
                 log.warning("a client sent %d bytes while being answered: cut", self._streaming)
                 self.abort()
                 return
-        try:
-            self.h11.receive_data(data)
-        except RuntimeError:  # h11 was told of the end already
-            return
-        self._readable.set()
+        self.reader.feed(data)
+        self._wake()
 
     def eof_received(self) -> bool:
         self._eof = True
-        with contextlib.suppress(RuntimeError):
-            self.h11.receive_data(b"")
-        self._readable.set()
+        self.reader.feed_eof()
+        self._wake()
         return True  # a reply may still be on its way out
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
         self.server.wires.discard(self)
-        self._readable.set()
+        self._wake()
         self._writable.set()
         gone, self._on_lost = self._on_lost, None
         if gone is not None:
@@ -426,38 +445,53 @@ class _Wire(asyncio.Protocol):
 
     # -- reading ------------------------------------------------------------------------------
 
-    async def _event(self, deadline: float) -> Any:
-        """The next h11 event, waiting for bytes until ``deadline`` (``TimeoutError`` past it)."""
+    async def _next(self, deadline: float) -> Any:
+        """The next request event, waiting for bytes until ``deadline`` (``TimeoutError`` past
+        it); :data:`CLOSED` once the connection is gone."""
+        reader = self.reader
         while True:
-            event = self.h11.next_event()
-            if event is not h11.NEED_DATA:
+            event = reader.next_event()
+            if event is not None:
                 return event
             if self.lost:
-                return h11.ConnectionClosed()
-            self._readable.clear()
-            remaining = deadline - time.monotonic()
+                return CLOSED
+            loop = asyncio.get_running_loop()
+            remaining = deadline - loop.time()
             if remaining <= 0:
                 raise TimeoutError
-            await asyncio.wait_for(self._readable.wait(), remaining)
+            # One future and one timer per wait: cheaper than ``wait_for`` (a task per call).
+            waiter = self._waiter = loop.create_future()
+            timer = loop.call_later(remaining, _expire, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                self._waiter = None
 
     async def _serve(self) -> None:
         try:
             while not self.lost:
                 try:
-                    head = await self._event(time.monotonic() + self.limits.keep_alive_seconds)
+                    head = await self._next(_now() + self.limits.keep_alive_seconds)
                 except TimeoutError:
                     break  # an idle kept-alive connection, or a head that never came whole
-                if not isinstance(head, h11.Request):
-                    break  # closed, or not HTTP
+                if isinstance(head, BadRequest):
+                    await self._plain(head.status, head.message, close=True)
+                    break
+                if not isinstance(head, RequestHead):
+                    break  # closed
+                self._replied = False
+                self._closing = not head.keep_alive  # HTTP/1.0, or ``Connection: close``
+                self._head_only = head.method == "HEAD"
+                self._chunked = head.http_11
+                self._request_read = False
                 if not await self._request(head):
                     break
-                if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
-                    self.h11.start_next_cycle()
-                else:
-                    break
-        except h11.RemoteProtocolError as exc:
-            with contextlib.suppress(_Cut, h11.LocalProtocolError):
-                await self._plain(exc.error_status_hint, f"bad HTTP request: {exc}", close=True)
+                if self._closing or not (self._request_read or self.reader.take_end()):
+                    break  # the client asked to close, or its request was not read whole
+        except _BadBody as exc:
+            with contextlib.suppress(_Cut):
+                await self._plain(exc.status, exc.message, close=True)
         except _Cut:
             pass
         except Exception:
@@ -474,33 +508,35 @@ class _Wire(asyncio.Protocol):
             return None
         parts: list[bytes] = []
         size = 0
-        deadline = time.monotonic() + self.limits.write_seconds
+        deadline = _now() + self.limits.write_seconds
         while True:
             try:
-                event = await self._event(deadline)
+                event = await self._next(deadline)
             except TimeoutError:
                 seconds = self.limits.write_seconds
                 log.warning("a request body did not arrive within %gs: dropped", seconds)
                 why = f"the request body did not arrive within {seconds:g}s: send it whole"
                 await self._plain(408, why, close=True)
                 return None
-            if isinstance(event, h11.Data):
-                size += len(event.data)
+            if isinstance(event, bytes):
+                size += len(event)
                 if size > limit:
                     await self._plain(413, f"the request body is over {limit} bytes", close=True)
                     return None
-                parts.append(bytes(event.data))
-            elif isinstance(event, h11.EndOfMessage):
-                return b"".join(parts)
+                parts.append(event)
+            elif event is END:
+                self._request_read = True
+                return parts[0] if len(parts) == 1 else b"".join(parts)
+            elif isinstance(event, BadRequest):
+                raise _BadBody(event.status, event.message)
             else:
                 raise _Cut
 
     # -- one request --------------------------------------------------------------------------
 
-    async def _request(self, head: h11.Request) -> bool:
+    async def _request(self, head: RequestHead) -> bool:
         """Answer one request; whether the connection may carry another."""
-        self._head_only = head.method == b"HEAD"
-        raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in head.headers]
+        raw = head.headers
         headers = dict(raw)
         refusal = self.server.rules.refusal(headers)
         if refusal is not None:
@@ -508,11 +544,11 @@ class _Wire(asyncio.Protocol):
             code = -32001 if status in (401, 403, 421) else -32000
             await self._rpc_error(status, None, code, message, extra=extra, close=True)
             return False
-        target = head.target.decode("latin-1").split("?", 1)[0]
+        target = head.target.split("?", 1)[0]
         if target != PATH:
             await self._rpc_error(404, None, -32000, "Not Found", close=True)
             return False
-        method = head.method.decode("ascii", "replace")
+        method = head.method
         version = headers.get("mcp-protocol-version")
         if version is not None and version not in HANDSHAKE_VERSIONS:
             return await self._modern(method, headers, raw, version)
@@ -805,22 +841,29 @@ class _Wire(asyncio.Protocol):
         self._on_lost = gone
         self._streaming = 1
         try:
-            head = h11.Response(status_code=200, headers=[*_SSE, *headers], reason=b"OK")
-            await self._write(self.h11.send(head))
-            if first is not None:
-                await self._write(self.h11.send(h11.Data(data=_sse(first))))
+            if self._replied:
+                raise _Cut
+            self._replied = True
+            if not self._chunked:
+                self._closing = True  # an HTTP/1.0 client: the stream ends with the connection
+            piece = chunk if self._chunked else bytes
+            head = response_head(
+                200, [*_SSE, *headers], length=None, chunked=self._chunked, close=self._closing
+            )
+            await self._write(head + piece(_sse(first)) if first is not None else head)
             while True:
                 item = await reply.next(PING_SECONDS)
                 if item is None:
                     break
                 data, answered = item
-                await self._write(self.h11.send(h11.Data(data=_sse(data) if data else _PING)))
+                await self._write(piece(_sse(data) if data else _PING))
                 if answered:
                     break
             if reply.overflowed:
                 raise _Cut  # the client stopped reading: the stream is cut, not ended
-            await self._write(self.h11.send(h11.EndOfMessage()))
-            return True
+            if self._chunked:
+                await self._write(LAST_CHUNK)
+            return not self._closing
         finally:
             self._streaming = 0
             self._on_lost = None
@@ -851,22 +894,19 @@ class _Wire(asyncio.Protocol):
     ) -> None:
         """A whole reply, in one write. ``close``: the connection ends after it (its request's
         body was not read)."""
-        if self.h11.our_state is not h11.SEND_RESPONSE:
+        if self._replied:
             raise _Cut  # a reply already began: nothing more can be said on this one
-        headers = [*headers, (b"content-length", str(len(body)).encode())]
+        self._replied = True
+        if close:
+            self._closing = True
+        head = response_head(status, headers, length=len(body), close=self._closing)
         if self._head_only:
             body = b""  # what a GET would get, said in the headers alone
-        if close:
-            headers.append((b"connection", b"close"))
-        response = h11.Response(status_code=status, headers=headers, reason=_reason(status))
-        head = self.h11.send(response) or b""
-        pieces = self.h11.send_with_data_passthrough(h11.Data(data=body)) or [] if body else []
-        end = self.h11.send(h11.EndOfMessage()) or b""
         if len(body) <= _WRITE_PIECE:
-            await self._write(b"".join([head, *pieces, end]))
+            await self._write(head + body)
             return
-        for piece in (head, *pieces, end):
-            await self._write(piece)  # a large body is not copied whole again
+        await self._write(head)
+        await self._write(body)  # a large body is not copied whole again
 
     async def _write(self, data: bytes | None) -> None:
         """Write ``data`` a piece at a time; the client must take each piece within the write
@@ -903,11 +943,23 @@ _INVALID_BODY = "Body must be a single JSON-RPC request or notification object"
 _NOT_FOUND = "Method not found"
 
 
-def _reason(status: int) -> bytes:
-    try:
-        return HTTPStatus(status).phrase.encode()
-    except ValueError:
-        return b""
+def _now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
+
+
+class _BadBody(Exception):
+    """A request body that is not HTTP/1.1 (a broken chunk): answered, then the connection
+    ends."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
 
 
 def _sse(data: bytes) -> bytes:
@@ -1019,6 +1071,16 @@ def serve(
         return await _serve(server, host, port)
 
     try:
-        return asyncio.run(main())
+        return _run(main())
     finally:
         services.catalogs.close()
+
+
+def _run(main: Coroutine[Any, Any, int]) -> int:
+    """``main`` on uvloop's event loop when it is installed (the ``mcp`` extra brings it where
+    it builds; ``docs/benchmarks.md`` measures what it saves per request), else on asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(main)
+    return uvloop.run(main)

@@ -438,7 +438,9 @@ def test_install_hint_for_a_clone_and_for_an_installed_package(tmp_path: Path) -
     installed = tmp_path / "site-packages" / "skillsd"
     installed.mkdir(parents=True)
     assert extra_hint("tui", installed, "/py") == "/py -m pip install 'textual>=0.80'"
-    assert extra_hint("mcp", installed, "/py") == "/py -m pip install 'h11>=0.14'"
+    assert extra_hint("mcp", installed, "/py") == (
+        "/py -m pip install 'httptools>=0.6' 'uvloop>=0.19; sys_platform != \"win32\"'"
+    )
 
 
 @pytest.mark.process
