@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from skillsd.core import limits
 from skillsd.core.catalog.agent_view import known_agent
@@ -100,6 +100,8 @@ _MAX_REPO_DEPTH = 6
 #: Files and folders looked at in all (folders cost a listing too).
 _MAX_REPO_ENTRIES = 4 * _MAX_REPO_FILES
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", "target", "dist"})
+#: What a profile use case answers (a plan, what apply wrote, what reset removed).
+_Profiled = TypeVar("_Profiled", ProfilePlanResult, ProfileApplyResult, ProfileResetResult)
 
 
 # -- reading what the agent reads ----------------------------------------------------------
@@ -709,31 +711,42 @@ async def _with_uses(svc: Services, req: ProfileRequest) -> ProfileRequest:
     return replace(req, uses=await svc.file_ops.run(count))
 
 
+async def _profile_use_case(
+    svc: Services,
+    params: ProfileParams,
+    caller: Caller,
+    run: Callable[..., _Profiled],
+    *,
+    uses: bool,
+) -> _Profiled:
+    """A profile use case: the request (with the repository's use counts when ``uses``), then
+    ``run`` with skillsd's record of what profiles wrote, in a file-operation thread."""
+    req = await _profile_request(svc, params, caller)
+    if uses:
+        req = await _with_uses(svc, req)
+    path = records_path_for(svc.state.path)
+    return await svc.file_ops.run(run, req, path, home=svc.home, env=svc.env)
+
+
 async def profile_plan(
     svc: Services, params: ProfileParams, caller: Caller = NOBODY
 ) -> ProfilePlanResult:
     """``skills.profile.plan``."""
-    req = await _with_uses(svc, await _profile_request(svc, params, caller))
-    path = records_path_for(svc.state.path)
-    return await svc.file_ops.run(plan_profiles, req, path, home=svc.home, env=svc.env)
+    return await _profile_use_case(svc, params, caller, plan_profiles, uses=True)
 
 
 async def profile_apply(
     svc: Services, params: ProfileParams, caller: Caller = NOBODY
 ) -> ProfileApplyResult:
     """``skills.profile.apply``."""
-    req = await _with_uses(svc, await _profile_request(svc, params, caller))
-    path = records_path_for(svc.state.path)
-    return await svc.file_ops.run(apply_profiles, req, path, home=svc.home, env=svc.env)
+    return await _profile_use_case(svc, params, caller, apply_profiles, uses=True)
 
 
 async def profile_reset(
     svc: Services, params: ProfileParams, caller: Caller = NOBODY
 ) -> ProfileResetResult:
-    """``skills.profile.reset``."""
-    req = await _profile_request(svc, params, caller)
-    path = records_path_for(svc.state.path)
-    return await svc.file_ops.run(reset_profiles, req, path, home=svc.home, env=svc.env)
+    """``skills.profile.reset`` (what was written is taken back: use counts play no part)."""
+    return await _profile_use_case(svc, params, caller, reset_profiles, uses=False)
 
 
 def listing_warnings(

@@ -16,10 +16,20 @@ from typing import Any
 
 from tests.support import daemons as h
 from tests.support.daemons import free_port
+from tests.support.mcp_http import TOKEN
 
 __all__ = ["DEPLOY", "call", "consumer", "remote_named", "skills_of", "team_server", "wait_for"]
 
 DEPLOY = "---\nname: deploy\ndescription: Ship the service to production.\n---\n\nRun it.\n"
+
+
+def team_token(folder: Path) -> Path:
+    """``folder/team.token``: the test server's token in a file only its owner may read, as a
+    remote's ``tokenFile`` and ``skillsd mcp --http --token-file`` require."""
+    token = folder / "team.token"
+    token.write_text(TOKEN + "\n")
+    token.chmod(0o600)
+    return token
 
 
 def wait_for(what: str, probe: Callable[[], Any], timeout: float = 30.0) -> Any:

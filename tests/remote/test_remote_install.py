@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.remote.fake_skills_server import FakeServer, entry, serving
+from tests.remote.loopback import team_token
 from tests.support import daemons as h
 from tests.support.mcp_http import TOKEN
 
@@ -29,9 +30,7 @@ def _serve(fake: FakeServer, files: dict[str, bytes]) -> None:
 def test_a_remote_skill_is_pinned_in_the_lock_and_updated(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / ".git").mkdir(parents=True)
-    token = tmp_path / "team.token"
-    token.write_text(TOKEN + "\n")
-    token.chmod(0o600)
+    token = team_token(tmp_path)
     fake = FakeServer(token=TOKEN)
     _serve(fake, {"SKILL.md": DEPLOY, "scripts/ship.sh": b"echo ship\n"})
     with serving(fake):

@@ -20,6 +20,7 @@ from tests.remote.loopback import (
     remote_named,
     skills_of,
     team_server,
+    team_token,
     wait_for,
 )
 from tests.support import daemons as h
@@ -41,9 +42,7 @@ def test_one_skillsd_serving_over_http_feeds_another(tmp_path: Path) -> None:
     home_a = tmp_path / "home-a"
     home_a.mkdir()
     (home_a / "config.toml").write_text("")
-    token = tmp_path / "team.token"
-    token.write_text(TOKEN + "\n")
-    token.chmod(0o600)
+    token = team_token(tmp_path)
     with team_server(team, home_a, token) as (_proc, url):
         environ, project = consumer(
             tmp_path,
@@ -128,9 +127,7 @@ def test_a_server_serving_a_stale_digest_is_refused_and_doctor_says_why(tmp_path
     fake.files = {f"skill://deploy/{p}": d for p, d in files.items()}
     # What it serves is not what it lists (a tampered copy behind a stale digest).
     fake.files["skill://deploy/SKILL.md"] = DEPLOY.replace("Run it.", "Rm -rf.").encode()
-    token = tmp_path / "team.token"
-    token.write_text(TOKEN + "\n")
-    token.chmod(0o600)
+    token = team_token(tmp_path)
     with serving(fake):
         environ, project = consumer(
             tmp_path, f'[[remote]]\nname = "team"\nurl = "{fake.url}"\ntokenFile = "{token}"\n'
@@ -170,9 +167,7 @@ def test_nothing_is_fetched_for_a_load_waiting_for_approval(tmp_path: Path) -> N
     frontmatter = {"name": "deploy", "description": "Ship the service to production."}
     fake.listing.append(entry("deploy", files, frontmatter))
     fake.files = {f"skill://deploy/{p}": d for p, d in files.items()}
-    token = tmp_path / "team.token"
-    token.write_text(TOKEN + "\n")
-    token.chmod(0o600)
+    token = team_token(tmp_path)
     with serving(fake):
         remotes = f'[[remote]]\nname = "team"\nurl = "{fake.url}"\ntokenFile = "{token}"\n'
         environ, project = consumer(tmp_path, remotes, allow=False)

@@ -21,6 +21,7 @@ from skillsd.runtime import remote_skills
 from skillsd.runtime.remote_skills import RemoteSkills, retry_delay
 from skillsd.runtime.remote_store import RemoteStore, StoredListing
 from tests.remote.fake_skills_server import FakeServer, entry, serving
+from tests.remote.loopback import team_token
 from tests.support.mcp_http import TOKEN
 
 DEPLOY = b"---\nname: deploy\ndescription: Ship the service to production.\n---\n\nRun it.\n"
@@ -139,9 +140,7 @@ def _team(tmp: Path, ship: bytes) -> tuple[FakeServer, Path]:
     fake = FakeServer(token=TOKEN)
     fake.listing.append(entry("deploy", files, FRONTMATTER))
     fake.files = {f"skill://deploy/{p}": d for p, d in files.items()}
-    token = tmp / "team.token"
-    token.write_text(TOKEN + "\n")
-    token.chmod(0o600)
+    token = team_token(tmp)
     return fake, token
 
 

@@ -28,6 +28,7 @@ from tests.remote.loopback import (
     remote_named,
     skills_of,
     team_server,
+    team_token,
     wait_for,
 )
 from tests.support import daemons as h
@@ -57,9 +58,7 @@ def _team(tmp: Path) -> tuple[Path, Path, Path]:
     home = tmp / "home-a"
     home.mkdir()
     (home / "config.toml").write_text("")
-    token = tmp / "team.token"
-    token.write_text(TOKEN + "\n")
-    token.chmod(0o600)
+    token = team_token(tmp)
     return team, home, token
 
 
@@ -163,9 +162,7 @@ def test_a_read_or_invocation_the_user_asks_for_fetches_first(tmp_path: Path) ->
     frontmatter = {"name": "deploy", "description": "Ship the service to production."}
     fake.listing.append(entry("deploy", files, frontmatter))
     fake.files = {f"skill://deploy/{p}": d for p, d in files.items()}
-    token = tmp_path / "team.token"
-    token.write_text(TOKEN + "\n")
-    token.chmod(0o600)
+    token = team_token(tmp_path)
     with serving(fake):
         remotes = f'[[remote]]\nname = "team"\nurl = "{fake.url}"\ntokenFile = "{token}"\n'
         environ, project = consumer(tmp_path, remotes, allow=False)  # loading asks
