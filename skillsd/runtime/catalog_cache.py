@@ -115,6 +115,8 @@ class CachedCatalog:
     trust: TrustState | None = None
     #: What the last request's lookup found wrong with the state file.
     state_problem: Diagnostic | None = None
+    #: When (in the cache's ticks) the latest build began.
+    built_at: int = 0
 
     def watch_info(self) -> WatchInfo:
         return WatchInfo(mode=self.mode, roots=list(self.watch_roots), reason=self.reason)
@@ -191,6 +193,9 @@ class CatalogCache:
         self._trust_decisions = trust_decisions
         self._state_problem = state_problem
         self._lookups: dict[tuple[str, tuple[str, ...]], _QueuedLookup] = {}
+        #: Counts requests and builds: a build begun after a request arrived read the files
+        #: after it, so that request may take its catalog instead of checking again.
+        self._ticks = 0
         self._max_catalogs = limits.MAX_CATALOGS
         #: Least recently used first.
         self._entries: OrderedDict[CacheKey, CachedCatalog] = OrderedDict()
@@ -328,6 +333,8 @@ class CatalogCache:
     ) -> tuple[Catalog, CachedCatalog]:
         """The current catalog for ``cwd``; builds, refreshes or stat-validates as needed."""
         self._loop = asyncio.get_running_loop()
+        self._ticks += 1
+        arrived = self._ticks
         if self._watch is not None and not self._watch.alive:
             self._watcher_died()
         # Files are statted and read in a thread: the loop never waits on one.
@@ -350,7 +357,8 @@ class CatalogCache:
             # The repository's trust changed: the plugins only its settings enable come or go.
             entry.pending, entry.dirty = None, True
         entry.trusted = trusted
-        current = entry.mode == "watching" or not self._revalidate
+        fresh = entry.built_at > arrived and entry.building is None
+        current = entry.mode == "watching" or not self._revalidate or fresh
         if entry.catalog is not None and current and not entry.dirty:
             return entry.catalog, entry
         return await self._update(entry, progress), entry
@@ -385,6 +393,8 @@ class CatalogCache:
         entry.pending, entry.dirty, entry.verify = set(), False, False
         loop = asyncio.get_running_loop()
         entry.building = loop.create_future()
+        self._ticks += 1
+        entry.built_at = self._ticks
         if progress is not None:
             progress(f"Scanning {len(entry.plan.roots)} skill roots", 0.0)
         scanned_at = time.time()
@@ -451,9 +461,12 @@ class CatalogCache:
             previous = previous.with_disabled(disabled)
         if previous is not None and entry.mode == "watching" and pending is not None:
             return refresh_catalog(previous, pending)
-        return build_catalog(
+        built = build_catalog(
             entry.plan, entry.key[2], disabled=disabled, previous=previous, trusted=entry.trusted
         )
+        # A check that found nothing changed keeps the catalog object, and so what was derived
+        # from it (search answers, indexes).
+        return previous if previous is not None and _unchanged(previous, built) else built
 
     def _disabled_in(self, entry: CachedCatalog) -> frozenset[str]:
         # The user's flags with the entry's repository's own flags over them.
@@ -631,6 +644,16 @@ class CatalogCache:
             except Exception:
                 log.exception("could not notify a listener of skills.changed")
                 entry.listeners.discard(listener)
+
+
+def _unchanged(previous: Catalog, new: Catalog) -> bool:
+    """Whether a refresh of ``previous`` found nothing to change."""
+    return (
+        new.generation == previous.generation
+        and new.disabled == previous.disabled
+        and new.plan.trusted == previous.plan.trusted
+        and _same_content(previous, new)
+    )
 
 
 def _same_content(a: Catalog, b: Catalog) -> bool:
