@@ -82,6 +82,10 @@ class Journal(msgspec.Struct, kw_only=True):
     committed: bool = False
 
 
+# Decoding information worked out at import, on one thread (see `skillsd.core.policy.config`).
+_JOURNAL_DECODER = msgspec.json.Decoder(Journal)
+
+
 class Transaction:
     """One change to a target's tree and lock (used under the install lock)."""
 
@@ -268,7 +272,7 @@ def recover(target: InstallTarget) -> str | None:
     """Finish a change a crash interrupted (under the install lock); says what was done."""
     try:
         data, over = read_file(target.journal_path, _MAX_JOURNAL_BYTES)
-        journal = None if over else msgspec.json.decode(data, type=Journal)
+        journal = None if over else _JOURNAL_DECODER.decode(data)
     except FileNotFoundError:
         return None
     except (OSError, msgspec.DecodeError):

@@ -18,6 +18,7 @@ on every request; a dead watcher is restarted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import os
@@ -35,10 +36,12 @@ from skillsd.core.catalog.skill_catalog import Catalog, diff_catalogs
 from skillsd.core.catalog.suggest import SuggestIndex
 from skillsd.core.discovery.fs_roots import RootPlan, compute_roots
 from skillsd.core.discovery.fs_watch_plan import WatchPlan, changed_since, watch_plan
+from skillsd.core.errors import SkillsdError
 from skillsd.core.policy.config import Config
 from skillsd.core.policy.fs_effective_config import ConfigSource
 from skillsd.core.policy.trust import TrustState, resolve_trust
 from skillsd.runtime.watcher import Subscription, WatchService
+from skillsd_protocol import Diagnostic
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
 
 log = logging.getLogger(__name__)
@@ -110,6 +113,10 @@ class CachedCatalog:
     trusted: bool = False
     #: The same, with where it comes from (what that request's view reports).
     trust: TrustState | None = None
+    #: What the last request's lookup found wrong with the state file.
+    state_problem: Diagnostic | None = None
+    #: When (in the cache's ticks) the latest build began.
+    built_at: int = 0
 
     def watch_info(self) -> WatchInfo:
         return WatchInfo(mode=self.mode, roots=list(self.watch_roots), reason=self.reason)
@@ -121,6 +128,45 @@ class CachedCatalog:
         if task is not None and not task.done():
             await asyncio.wait({task})  # neither cancels it nor raises its outcome
         return self.watch_info()
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """What a request's catalog depends on beyond its skill folders, read off the loop by
+    :meth:`CatalogCache.look`."""
+
+    real_cwd: str
+    config: Config
+    repo_root: str
+    #: The user's enable flags with the repository's own over them.
+    disabled: frozenset[str]
+    trust: TrustState
+    #: The roots to scan, worked out only when no entry held the key yet.
+    plan: RootPlan | None
+    #: Why the state file cannot be used (None when it is fine or absent).
+    state_problem: Diagnostic | None = None
+
+
+class _QueuedLookup:
+    """A lookup handed to a thread, shared by the requests that arrive before it begins."""
+
+    __slots__ = ("future", "started")
+
+    def __init__(self, future: asyncio.Future[Lookup]) -> None:
+        self.future = future
+        self.started = False
+
+
+def _settle(
+    future: asyncio.Future[Lookup], result: Lookup | None, exc: BaseException | None
+) -> None:
+    if future.done():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        assert result is not None
+        future.set_result(result)
 
 
 class CatalogCache:
@@ -135,6 +181,7 @@ class CatalogCache:
         revalidate: bool = True,
         disabled: Callable[[str], frozenset[str]] = lambda _root: frozenset(),
         trust_decisions: Callable[[], Mapping[str, bool]] = dict,
+        state_problem: Callable[[], Diagnostic | None] = lambda: None,
     ) -> None:
         self._env = env
         #: Without watching, re-check a catalog's files at every request (a long-lived
@@ -144,6 +191,12 @@ class CatalogCache:
         self._watch = WatchService(on_overflow=self.on_overflow) if watch else None
         self._disabled = disabled
         self._trust_decisions = trust_decisions
+        self._state_problem = state_problem
+        self._lookups: dict[tuple[str, tuple[str, ...]], _QueuedLookup] = {}
+        #: Counts requests and builds: a build begun after a request arrived read the files
+        #: after it, so that request may take its catalog instead of checking again.
+        self._ticks = 0
+        self._max_catalogs = limits.MAX_CATALOGS
         #: Least recently used first.
         self._entries: OrderedDict[CacheKey, CachedCatalog] = OrderedDict()
         self.configs = ConfigSource(env)
@@ -153,15 +206,14 @@ class CatalogCache:
 
     # -- requests ----------------------------------------------------------------------------
 
-    def entry_for(self, cwd: str, extra_roots: tuple[str, ...] = ()) -> CachedCatalog:
-        """The cache entry for a cwd (created empty on first use)."""
+    def look(self, cwd: str, extra_roots: tuple[str, ...] = ()) -> Lookup:
+        """What the catalog of ``cwd`` depends on beyond its skill folders, read from files (the
+        real cwd, the config files, the repository markers, the state file): run it off the
+        loop. The root plan is worked out too when no entry holds this key yet."""
         real_cwd = os.path.realpath(cwd)
         config, _sources, repo_root = self.configs.for_cwd(real_cwd)
-        key: CacheKey = (real_cwd, extra_roots, config)
-        entry = self._entries.get(key)
-        if entry is not None:
-            self._entries.move_to_end(key)
-        else:
+        plan = None
+        if (real_cwd, extra_roots, config) not in self._entries:
             plan = compute_roots(
                 real_cwd,
                 config,
@@ -170,7 +222,70 @@ class CatalogCache:
                 client_extra_roots=extra_roots,
                 repo_root=repo_root,
             )
-            entry = CachedCatalog(key=key, plan=plan)
+        # The merged config's [trust] is the user's own: layering drops a project's.
+        trust = resolve_trust(repo_root, self._trust_decisions(), config.trust, home=self._home)
+        with contextlib.suppress(SkillsdError):  # a broken user config is for_cwd's to report
+            self._max_catalogs = self.configs.user().limits.max_catalogs
+        return Lookup(
+            real_cwd,
+            config,
+            repo_root,
+            self._disabled(repo_root),
+            trust,
+            plan,
+            self._state_problem(),
+        )
+
+    async def _look_off_loop(self, cwd: str, extra_roots: tuple[str, ...]) -> Lookup:
+        """:meth:`look` in a thread. Requests for one cwd that arrive before a queued lookup has
+        begun share it: it reads the files after each of them arrived, so each still sees
+        every change made before it (one thread hop for a burst instead of one per request)."""
+        key = (cwd, extra_roots)
+        queued = self._lookups.get(key)
+        if queued is None or queued.started:
+            loop = asyncio.get_running_loop()
+            queued = _QueuedLookup(loop.create_future())
+            self._lookups[key] = queued
+
+            def forget(future: asyncio.Future[Lookup], queued: _QueuedLookup = queued) -> None:
+                if self._lookups.get(key) is queued:
+                    del self._lookups[key]
+                if not future.cancelled():
+                    future.exception()  # retrieved here too: every waiter may have gone
+
+            queued.future.add_done_callback(forget)
+            loop.run_in_executor(None, self._run_lookup, loop, queued, cwd, extra_roots)
+        return await asyncio.shield(queued.future)
+
+    def _run_lookup(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        queued: _QueuedLookup,
+        cwd: str,
+        extra_roots: tuple[str, ...],
+    ) -> None:
+        # Marked before any file is read: a request arriving from now on queues its own.
+        queued.started = True
+        looked: Lookup | None = None
+        failed: BaseException | None = None
+        try:
+            looked = self.look(cwd, extra_roots)
+        except BaseException as exc:  # handed to every request waiting on it
+            failed = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(_settle, queued.future, looked, failed)
+
+    def entry_for(self, looked: Lookup, extra_roots: tuple[str, ...] = ()) -> CachedCatalog | None:
+        """The cache entry for a looked-up cwd (created empty on first use), or None when it
+        needs a root plan the lookup did not work out (the entry was dropped since)."""
+        key: CacheKey = (looked.real_cwd, extra_roots, looked.config)
+        entry = self._entries.get(key)
+        if entry is not None:
+            self._entries.move_to_end(key)
+        else:
+            if looked.plan is None:
+                return None
+            entry = CachedCatalog(key=key, plan=looked.plan)
             # A config edit makes a new entry for the same cwd: retire the old one (its watches,
             # timer and catalog) and keep notifying the connections that listed it.
             for old_key in [k for k in self._entries if k[:2] == key[:2]]:
@@ -187,7 +302,7 @@ class CatalogCache:
         """Keep at most ``limits.maxCatalogs`` entries: drop the least recently used ones that
         no connection listens to and no build is using, with their watches (a client visiting
         10 000 directories must not leave 10 000 catalogs and their inotify watches behind)."""
-        most = self.configs.user().limits.max_catalogs
+        most = self._max_catalogs  # the user's, as the last lookup read it
         if len(self._entries) <= most:
             return
         idle = [
@@ -218,25 +333,32 @@ class CatalogCache:
     ) -> tuple[Catalog, CachedCatalog]:
         """The current catalog for ``cwd``; builds, refreshes or stat-validates as needed."""
         self._loop = asyncio.get_running_loop()
+        self._ticks += 1
+        arrived = self._ticks
         if self._watch is not None and not self._watch.alive:
             self._watcher_died()
-        entry = self.entry_for(cwd, extra_roots)
+        # Files are statted and read in a thread: the loop never waits on one.
+        looked = await self._look_off_loop(cwd, extra_roots)
+        while (entry := self.entry_for(looked, extra_roots)) is None:
+            looked = await self._look_off_loop(cwd, extra_roots)
         if listener is not None:
             entry.listeners.add(listener)
         if force:
             entry.catalog = None  # rescan from scratch, no reuse
             entry.pending = None
-        if entry.catalog is not None and entry.catalog.disabled != self._disabled_in(entry):
+        if entry.catalog is not None and entry.catalog.disabled != looked.disabled:
             # The user's enable flags changed (this daemon, another one, or a hand edit of the
             # state file): re-derive them; refresh_catalog with no paths rescans nothing.
             entry.dirty = True
-        entry.trust = self._trust(entry)
+        entry.trust = looked.trust
+        entry.state_problem = looked.state_problem
         trusted = entry.trust.trusted
         if entry.catalog is not None and entry.catalog.plan.trusted != trusted:
             # The repository's trust changed: the plugins only its settings enable come or go.
             entry.pending, entry.dirty = None, True
         entry.trusted = trusted
-        current = entry.mode == "watching" or not self._revalidate
+        fresh = entry.built_at > arrived and entry.building is None
+        current = entry.mode == "watching" or not self._revalidate or fresh
         if entry.catalog is not None and current and not entry.dirty:
             return entry.catalog, entry
         return await self._update(entry, progress), entry
@@ -271,6 +393,8 @@ class CatalogCache:
         entry.pending, entry.dirty, entry.verify = set(), False, False
         loop = asyncio.get_running_loop()
         entry.building = loop.create_future()
+        self._ticks += 1
+        entry.built_at = self._ticks
         if progress is not None:
             progress(f"Scanning {len(entry.plan.roots)} skill roots", 0.0)
         scanned_at = time.time()
@@ -337,19 +461,16 @@ class CatalogCache:
             previous = previous.with_disabled(disabled)
         if previous is not None and entry.mode == "watching" and pending is not None:
             return refresh_catalog(previous, pending)
-        return build_catalog(
+        built = build_catalog(
             entry.plan, entry.key[2], disabled=disabled, previous=previous, trusted=entry.trusted
         )
+        # A check that found nothing changed keeps the catalog object, and so what was derived
+        # from it (search answers, indexes).
+        return previous if previous is not None and _unchanged(previous, built) else built
 
     def _disabled_in(self, entry: CachedCatalog) -> frozenset[str]:
         # The user's flags with the entry's repository's own flags over them.
         return self._disabled(entry.plan.repo_root)
-
-    def _trust(self, entry: CachedCatalog) -> TrustState:
-        # The merged config's [trust] is the user's own: layering drops a project's.
-        config = entry.key[2].trust
-        root = entry.plan.repo_root
-        return resolve_trust(root, self._trust_decisions(), config, home=self._home)
 
     def _rewatch_soon(self, entry: CachedCatalog) -> None:
         """Set the watches of the entry's current catalog up in the background."""
@@ -523,6 +644,16 @@ class CatalogCache:
             except Exception:
                 log.exception("could not notify a listener of skills.changed")
                 entry.listeners.discard(listener)
+
+
+def _unchanged(previous: Catalog, new: Catalog) -> bool:
+    """Whether a refresh of ``previous`` found nothing to change."""
+    return (
+        new.generation == previous.generation
+        and new.disabled == previous.disabled
+        and new.plan.trusted == previous.plan.trusted
+        and _same_content(previous, new)
+    )
 
 
 def _same_content(a: Catalog, b: Catalog) -> bool:

@@ -6,7 +6,9 @@ view and the params, here too) off the loop where it reads files or may take lon
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TypeVar
 
 from skillsd.core import limits
@@ -70,7 +72,7 @@ async def list_skills(svc: Services, params: ListParams, caller: Caller = NOBODY
     )
     since = params.since_generation
     delta = view.entry.delta_since(since) if since is not None else None
-    return listing(view.seen, params, state_problem=svc.state.problem, delta=delta)
+    return listing(view.seen, params, state_problem=view.entry.state_problem, delta=delta)
 
 
 async def commands(
@@ -141,7 +143,13 @@ async def mentions(
 async def inspect(svc: Services, params: InspectParams, caller: Caller = NOBODY) -> InspectResult:
     view = await view_for(svc, caller, params.cwd, params.session_id)
     watch = await view.entry.settled_watch_info()
-    return inspection(view.seen, params, watch=watch, state_problem=svc.state.problem)
+    # A session's grants ask for the trust of each granting skill's repository, which reads
+    # the state file and the user's config: a thread (the grants are taken as a snapshot).
+    return await asyncio.to_thread(
+        partial(inspection, watch=watch, state_problem=view.entry.state_problem),
+        view.seen,
+        params,
+    )
 
 
 # -- the steps, run with what the request sees ----------------------------------------

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from skillsd.core.catalog.skill_catalog import Catalog
 from skillsd.core.policy.fs_state import StateStore
 from skillsd.core.policy.permissions import (
+    Check,
     Rule,
     RuleError,
     parse_rule,
@@ -44,8 +45,13 @@ async def check(svc: Services, params: CheckParams) -> CheckResult:
     if not params.tool.strip():
         raise bad_param("tool", " is empty")
     session = svc.session(params.session_id)
-    config, root = svc.config_for(params.cwd, session)
-    decided = svc.check(config, root, session, params.tool, params.input)
+
+    def decide() -> Check:
+        # The config files and the state file (trust, remembered answers) are read: a thread.
+        config, root = svc.config_for(params.cwd, session)
+        return svc.check(config, root, session, params.tool, params.input)
+
+    decided = await asyncio.to_thread(decide)
     return CheckResult(
         decision=decided.decision,
         layer=decided.layer,
@@ -115,9 +121,14 @@ async def set_enabled(
 # -- workspace trust -----------------------------------------------------------------------
 
 
+def _trust_here(svc: Services, cwd: str | None) -> TrustState:
+    _config, root = svc.config_for(cwd, None)
+    return svc.trust_of(root)
+
+
 async def trust_get(svc: Services, params: TrustGetParams) -> TrustInfo:
-    _config, root = svc.config_for(params.cwd, None)
-    return trust_info(svc.trust_of(root))
+    # The config files and the state file are read: a thread.
+    return trust_info(await asyncio.to_thread(_trust_here, svc, params.cwd))
 
 
 def _trust_root(svc: Services, params: TrustSetParams) -> str:

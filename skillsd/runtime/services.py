@@ -120,6 +120,7 @@ class Services:
             revalidate=not for_one_command,
             disabled=state.disabled,
             trust_decisions=state.trust_decisions,
+            state_problem=lambda: state.problem,
         )
         return cls(
             cwd=os.getcwd() if cwd is None else cwd,

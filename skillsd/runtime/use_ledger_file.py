@@ -102,9 +102,9 @@ class UseLedger:
         self._last_error: str | None = None
 
     def record(self, *records: UseRecord) -> None:
-        """Queue ``records`` for the writer (nothing when the ledger is off)."""
-        config = self._config() if records else None
-        if config is None or not config.enabled:
+        """Queue ``records`` for the writer, which drops them when the ledger is off (the user's
+        config is read there: this is called on the event loop)."""
+        if not records:
             return
         self._ensure_thread()
         for record in records:
@@ -166,7 +166,7 @@ class UseLedger:
         lines = [line for line in map(encode_record, batch) if line is not None]
         self.dropped += len(batch) - len(lines)
         config = self._config()
-        if not lines or config is None:
+        if not lines or config is None or not config.enabled:
             return
         file_bytes = config.max_bytes
         make_folder(self.directory, 0o700)

@@ -270,13 +270,22 @@ def catalog_rows(listed: dict[str, Any]) -> list[tuple[Any, ...]]:
 def settle(sock: Path, cwd: str) -> dict[str, Any]:
     """The catalog once the watcher has applied everything (generation unchanged for 1 s)."""
     client = h.SocketClient(sock)
+
+    def listed(id_: str) -> dict[str, Any]:
+        client.send(h.request(id_, "skills.list", {"cwd": cwd}))
+        while True:  # skills.changed may arrive before the reply: this client listed too
+            message = client.reader.message()
+            if message.get("id") == id_:
+                assert "result" in message, message
+                return dict(message["result"])
+
     try:
-        last = client.call("settle-0", "skills.list", {"cwd": cwd})["result"]
+        last = listed("settle-0")
         for n in range(1, 30):
             time.sleep(0.5)
-            now = client.call(f"settle-{n}", "skills.list", {"cwd": cwd})["result"]
+            now = listed(f"settle-{n}")
             if now["generation"] == last["generation"] and n > 1:
-                return dict(now)
+                return now
             last = now
         raise AssertionError("the catalog never stopped changing after the writer stopped")
     finally:
@@ -301,6 +310,7 @@ def test_soak(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         (skill / "references").mkdir()
         (skill / "references" / "r.md").write_text("r\n")
     environ = daemon_env(tree)
+    environ["PYTHONFAULTHANDLER"] = "1"  # a crash leaves every thread's stack in the log
     cwd = os.fspath(tree["project"])
     with short_tempdir() as run, socket_daemon(run / "d.sock", environ) as daemon:
         sampler = RssSampler(daemon.pid)
@@ -325,7 +335,10 @@ def test_soak(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
             client.join(h.TIMEOUT + 5)
         elapsed = time.perf_counter() - started
         for client in clients:
-            assert client.failure is None, f"{client.name}: {client.failure!r}"
+            assert client.failure is None, (
+                f"{client.name}: {client.failure!r}; daemon exit status {daemon.poll()}; "
+                f"daemon log: {daemon_log(run / 'd.sock')}"
+            )
             assert not client.is_alive()
 
         final = settle(run / "d.sock", cwd)

@@ -135,6 +135,10 @@ STYLES: dict[str, tuple[ToolSpec, ...]] = {
     "tavernkit": _TAVERNKIT,
 }
 _BY_NAME = {spec.name: spec for specs in STYLES.values() for spec in specs}
+# Works each tool's argument type out at import, on one thread (tool calls are decoded in
+# file-operation threads too): see `skillsd.core.policy.config`.
+for _spec in _BY_NAME.values():
+    msgspec.json.Decoder(_spec.args)
 
 
 def input_schema(args: type[_Args]) -> dict[str, Any]:

@@ -80,6 +80,8 @@ class LockError(Exception):
 
 
 _RAW_DECODER = msgspec.json.Decoder(dict[str, Any])
+# Works LockEntry's decoding information out at import, on one thread: see `config`.
+msgspec.json.Decoder(LockEntry)
 _COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 

@@ -322,6 +322,13 @@ def _unknown(path: str, by_lower: dict[str, str], source: str) -> tuple[str, str
     return source, f"`{path}` is not a setting{hint}"
 
 
+# msgspec works a Struct type's decoding information out on first use and caches it on the
+# type; two threads doing that at once for one type can crash the process (msgspec 0.22,
+# seen with two catalog lookups parsing config files). Building a decoder works it out now,
+# at import, under the import lock.
+msgspec.json.Decoder(Config)
+
+
 def parse_config_table(data: dict[str, Any], source: str) -> Config:
     """Validate one config table; errors name the file, the key path and what is allowed."""
     try:

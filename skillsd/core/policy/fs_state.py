@@ -59,6 +59,10 @@ class StateData(msgspec.Struct, kw_only=True):
     projects: dict[str, dict[str, bool]] = msgspec.field(default_factory=dict)
 
 
+# Decoding information worked out at import, on one thread (see `skillsd.core.policy.config`).
+_STATE_DECODER = msgspec.json.Decoder(StateData)
+
+
 def project_disabled(user: Collection[str], flags: dict[str, bool]) -> frozenset[str]:
     """The disabled set in one repository: the user's, less what the project enables (a
     ``SKILL.md`` path enables its folder too), plus what the project disables."""
@@ -154,7 +158,7 @@ class StateStore:
             )
         raw = read.data
         try:
-            data = msgspec.json.decode(raw, type=StateData)
+            data = _STATE_DECODER.decode(raw)
         except msgspec.DecodeError as exc:
             return StateData(), self._diagnostic(f"the state file is not valid: {exc}")
         if data.version != STATE_VERSION:
