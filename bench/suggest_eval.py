@@ -8,10 +8,11 @@ Sets (each a JSON list of ``{query, expect (a skill name, ``a|b``, or null), kin
 by default every one present of ``bench/suggest_set.json`` (written from the skills' meaning),
 ``bench/suggest_tune.json`` (the tuning set, written independently of the skills' wording),
 ``bench/suggest_heldout.json`` (set B: held out for one measurement, then tuned on),
-``bench/suggest_heldout_c.json`` (set C: measured once, then tuned on) and
-``bench/suggest_heldout_d.json`` (set D: measured once, before and after a round, nothing
-changed after; every set here has now been looked at — write a fresh one, from people's tasks
-and never from the skills' words, for the next measurement); ``--set`` replaces them.
+``bench/suggest_heldout_c.json`` (set C: measured once, then tuned on),
+``bench/suggest_heldout_d.json`` (set D: measured once, before and after a round) and
+``bench/suggest_heldout_e.json`` (set E: measured once on an unchanged ranking, with a third of
+its requests indirect). Every set here has now been looked at: write a fresh one, from people's
+tasks and never from the skills' words, for the next measurement; ``--set`` replaces them.
 
 Per set and per kind of request it prints:
 - top-1 and recall@3 on requests a skill covers (for ``ambiguous`` requests any of the
@@ -69,6 +70,7 @@ DEFAULT_SETS = (
     "suggest_heldout.json",
     "suggest_heldout_c.json",
     "suggest_heldout_d.json",
+    "suggest_heldout_e.json",
 )
 KINDS = ("direct", "paraphrase", "indirect", "ambiguous")
 LIMIT = 3
