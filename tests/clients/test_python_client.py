@@ -11,6 +11,7 @@ import re
 import shutil
 import signal
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -540,3 +541,61 @@ def test_unknown_error_kinds_keep_their_data() -> None:
     assert error.code_name is None and str(error) == "x.y: new"
     odd = RpcError(1001, "odd", {"kind": "skill_not_found", "suggestions": "not a list"})
     assert odd.kind == "skill_not_found" and odd.details is None
+
+
+CLIENTS_ON_THREADS = """
+import sys, threading
+sys.setswitchinterval(1e-6)
+from skillsd_client import Client, RpcError
+path, cwd = sys.argv[1], sys.argv[2]
+clients = [Client.connect(path) for _ in range(8)]
+barrier = threading.Barrier(8)
+failures = []
+
+def first_calls(client):
+    barrier.wait()
+    try:
+        assert client.list_skills(cwd=cwd).skills
+        assert client.search(query="release", cwd=cwd).results
+        try:
+            client.load(name="no-such-skill", cwd=cwd)
+        except RpcError as exc:
+            assert exc.details is not None
+    except Exception as exc:
+        failures.append(repr(exc))
+
+threads = [threading.Thread(target=first_calls, args=(c,)) for c in clients]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+for c in clients:
+    c.close()
+print(failures)
+"""
+
+
+@pytest.mark.process
+def test_clients_on_many_threads_make_their_first_decodes_together(
+    tree: dict[str, Path], environ: dict[str, str], short_dir: Path
+) -> None:
+    """Several clients in one process, each on its own thread, decode a result type for the
+    first time at once: the process must not crash (msgspec works a type's decoding information
+    out on first use, and two threads doing that together crashed it)."""
+    path = short_dir / "d.sock"
+    with socket_daemon(path, None, environ=environ):
+        for _ in range(6):
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    CLIENTS_ON_THREADS,
+                    os.fspath(path),
+                    os.fspath(tree["project"]),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 0, (done.returncode, done.stderr[-3000:])
+            assert done.stdout.strip() == "[]", done.stdout

@@ -16,6 +16,7 @@ import inspect
 import itertools
 import logging
 import os
+import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -88,6 +89,21 @@ _INCOMING = msgspec.json.Decoder(_Incoming)
 _BATCH = msgspec.json.Decoder(list[msgspec.Raw])
 _ANY = msgspec.json.Decoder()
 _NOTIFICATION_DECODERS = {name: msgspec.json.Decoder(t) for name, t in NOTIFICATIONS.items()}
+#: One decoder per result type for every client in the process, made under a lock: msgspec
+#: works a type's decoding information out when its first decoder is made, and two threads
+#: doing that at once for one type crash the process (clients on several threads).
+_RESULT_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+_RESULT_DECODERS_LOCK = threading.Lock()
+
+
+def _result_decoder(result_type: Any) -> msgspec.json.Decoder[Any]:
+    with _RESULT_DECODERS_LOCK:
+        decoder = _RESULT_DECODERS.get(result_type)
+        if decoder is None:
+            decoder = _RESULT_DECODERS[result_type] = msgspec.json.Decoder(result_type)
+        return decoder
+
+
 _END = object()
 
 
@@ -163,7 +179,6 @@ class AsyncClient(AsyncMethods):
         self._callbacks: tuple[tuple[str | None, NotificationCallback], ...] = ()
         self._streams: set[NotificationStream] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
         self._closing = False
         self._closed: ConnectionClosed | None = None
         self._close_callbacks: list[Callable[[], object]] = []
@@ -302,9 +317,9 @@ class AsyncClient(AsyncMethods):
             await self._transport.write_message(payload)
 
     def _decode(self, method: str, raw: msgspec.Raw, result_type: Any) -> Any:
-        decoder = self._decoders.get(result_type)
+        decoder = _RESULT_DECODERS.get(result_type)
         if decoder is None:
-            decoder = self._decoders[result_type] = msgspec.json.Decoder(result_type)
+            decoder = _result_decoder(result_type)
         try:
             return decoder.decode(raw)
         except msgspec.ValidationError as exc:

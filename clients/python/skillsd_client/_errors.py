@@ -8,6 +8,10 @@ import msgspec
 
 from skillsd_protocol import ERROR_DATA, AnyErrorData, ErrorCode, ErrorData
 
+# The error data's decoding information, worked out at import on one thread: msgspec works it
+# out on first use otherwise, and two threads doing that at once crash the process.
+msgspec.json.Decoder(AnyErrorData)
+
 __all__ = [
     "ClientError",
     "ConnectError",
