@@ -28,8 +28,7 @@ from skillsd.core.listing.agent_text import (
 )
 from skillsd.core.listing.codex_listing import codex_listing
 from skillsd.core.listing.fs_agent_text import agent_text, find_installed, read_pieces
-from skillsd_protocol import SkillMetadata
-from skillsd_protocol.model import ResourceCounts
+from tests.core.skill_fixtures import make_skill
 
 VERSION = "0.0.1-test"
 
@@ -39,23 +38,6 @@ SOURCE = (
     b'whenToUse:\'When the test says "tidy".\'})}var k="Q";'
     b'function b(){rc({name:"sort",description:`Sorts ${k} things (see ~/.fake/sort.json).`})}'
 )
-
-
-def _skill(name: str, description: str, root: str, scope: str = "user") -> SkillMetadata:
-    return SkillMetadata(
-        id=name,
-        name=name,
-        description=description,
-        path=f"{root}/{name}/SKILL.md",
-        dir=f"{root}/{name}",
-        scope=scope,  # type: ignore[arg-type]
-        root=root,
-        mtime_ms=0,
-        size=1,
-        enabled=True,
-        resources=ResourceCounts(scripts=0, references=0, assets=0, other=0),
-        diagnostics=[],
-    )
 
 
 def _js_piece(source: bytes, literal: bytes, marker: bytes) -> Piece:
@@ -269,7 +251,7 @@ def test_codex_preamble_is_read_from_its_native_binary(
     found = agent_text("codex", {"PATH": path})
     assert found.preamble == "<skills_instructions>\n## Skills\n" + SENTENCE.decode()
 
-    skill = _skill("alpha", "Alpha skill.", str(tmp_path / "skills"))
+    skill = make_skill("alpha", "Alpha skill.", root=str(tmp_path / "skills"), scope="user")
     listing = codex_listing([skill], codex_home=str(tmp_path / "codex"), preamble=found.preamble)
     assert listing.agent_text
     assert listing.text.startswith(found.preamble + "\n### Skill roots\n")
@@ -290,7 +272,7 @@ def _stand_ins(length_of: dict[str, int] | None = None) -> dict[str, str]:
 
 
 def test_claude_code_text_ends_with_the_bundled_lines() -> None:
-    skill = _skill("alpha", "Alpha skill.", "/home/u/.claude/skills")
+    skill = make_skill("alpha", "Alpha skill.", root="/home/u/.claude/skills", scope="user")
     own = claude_code_listing([skill], ClaudeCodeSettings(), bundled_text=_stand_ins())
     lines = own.text.split("\n")
     assert own.agent_text and lines[0] == "- alpha: Alpha skill."
@@ -302,7 +284,7 @@ def test_claude_code_text_ends_with_the_bundled_lines() -> None:
 
 
 def test_bundled_lines_follow_the_budget_and_the_switches() -> None:
-    skill = _skill("alpha", "Alpha skill.", "/home/u/.claude/skills")
+    skill = make_skill("alpha", "Alpha skill.", root="/home/u/.claude/skills", scope="user")
     # A budget too small for init's description: it is listed by name alone.
     tight = ClaudeCodeSettings(char_budget=100)
     listing = claude_code_listing([skill], tight, bundled_text=_stand_ins())
