@@ -230,7 +230,7 @@ def run_pass(examples: Path, clients: int, seconds: float) -> dict[str, Any]:
         tmp = Path(tmp_name)
         shutil.copytree(examples / "home", tmp / "home", symlinks=True)
         shutil.copytree(examples / "project", tmp / "project", symlinks=True)
-        (tmp / "config.toml").write_text("")
+        (tmp / "config.toml").write_text(os.environ.get("BENCH_CONFIG", ""))
         log = (tmp / "server.log").open("wb")
         proc, port = start_server(tmp, log)
         try:

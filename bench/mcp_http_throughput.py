@@ -7,7 +7,9 @@ Each server runs in a temporary copy of ``examples/project`` (``HOME`` a copy of
 ``examples/home``, an empty config, the bearer token in ``$SKILLSD_MCP_TOKEN``). The client is
 one TCP connection kept alive, written here on a plain socket (no HTTP library, so the client
 costs little next to the server): it opens an MCP session, then for each method sends requests
-one after another for ``--seconds`` and counts the answers. ``ping`` and ``tools/list`` measure
+one after another for ``--seconds`` and counts the answers, and the server's CPU time per
+answer (user + system, all its threads, from ``/proc``): a figure that moves less than the
+rate when the machine is shared. ``ping`` and ``tools/list`` measure
 the HTTP face itself; the others add the runtime's work (a search, a file read, a render).
 ``--before REV`` extracts that commit with ``git archive`` and measures its server the same
 way in the same run (the named baseline); ``f51bc4b`` is the last commit whose HTTP face was
@@ -112,12 +114,12 @@ def answer(body: bytes) -> Any:
 
 
 @contextmanager
-def server(python_path: str | None) -> Iterator[int]:
+def server(python_path: str | None) -> Iterator[tuple[int, int]]:
     with tempfile.TemporaryDirectory(prefix="skillsd-http-bench-") as tmp_name:
         tmp = Path(tmp_name)
         shutil.copytree(ROOT / "examples" / "home", tmp / "home", symlinks=True)
         shutil.copytree(ROOT / "examples" / "project", tmp / "project", symlinks=True)
-        (tmp / "config.toml").write_text("")
+        (tmp / "config.toml").write_text(os.environ.get("BENCH_CONFIG", ""))
         env = dict(os.environ, HOME=str(tmp / "home"), SKILLSD_MCP_TOKEN=TOKEN)
         env["SKILLSD_CONFIG"] = str(tmp / "config.toml")
         env["XDG_STATE_HOME"] = str(tmp / "state")
@@ -145,13 +147,20 @@ def server(python_path: str | None) -> Iterator[int]:
                     if time.monotonic() > deadline or proc.poll() is not None:
                         raise RuntimeError("the server did not start") from None
                     time.sleep(0.1)
-            yield port
+            yield port, proc.pid
         finally:
             proc.terminate()
             proc.wait(10)
 
 
-def measure(port: int, seconds: float) -> dict[str, float]:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (every thread)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(port: int, pid: int, seconds: float) -> tuple[dict[str, float], dict[str, float]]:
+    """Requests per second and server CPU microseconds per request, by method."""
     client = KeepAlive(port)
     status, headers, body = client.post(
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INIT}
@@ -172,20 +181,22 @@ def measure(port: int, seconds: float) -> dict[str, float]:
         "prompts/get": ("prompts/get", {"name": prompts["result"]["prompts"][0]["name"]}),
     }
     rates: dict[str, float] = {}
+    cpu_us: dict[str, float] = {}
     request_id = 10
     for label, (method, params) in calls.items():
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        done, start = 0, time.perf_counter()
+        done, start, cpu = 0, time.perf_counter(), cpu_seconds(pid)
         while (elapsed := time.perf_counter() - start) < seconds:
             request_id += 1
             status, _headers, body = client.post(dict(message, id=request_id))
             assert status == 200 and b'"error"' not in body[:200], (status, body[:200])
             done += 1
         rates[label] = round(done / elapsed)
+        cpu_us[label] = round(1e6 * (cpu_seconds(pid) - cpu) / done)
     client.sock.close()
-    return rates
+    return rates, cpu_us
 
 
 def main() -> None:
@@ -195,6 +206,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows: dict[str, dict[str, float]] = {}
+    cpu_rows: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="skillsd-before-") as before_dir:
         servers: list[tuple[str, str | None]] = [("this tree", None)]
         if args.before:
@@ -207,16 +219,22 @@ def main() -> None:
             )
             servers.append((f"{args.before}", where))
         for name, path in servers:
-            with server(path) as port:
-                rows[name] = measure(port, args.seconds)
+            with server(path) as (port, pid):
+                rows[name], cpu_rows[name] = measure(port, pid, args.seconds)
     if args.json:
-        print(json.dumps({"nproc": os.cpu_count(), "rows": rows, "target": TARGET}, indent=2))
+        report = {"nproc": os.cpu_count(), "rows": rows, "cpu_us": cpu_rows, "target": TARGET}
+        print(json.dumps(report, indent=2))
         return
     methods = list(next(iter(rows.values())))
     print("| server | " + " | ".join(f"{m} req/s" for m in methods) + " |")
     print("|---|" + "---|" * len(methods))
     for name, rates in rows.items():
         print(f"| {name} | " + " | ".join(str(rates[m]) for m in methods) + " |")
+    print()
+    print("| server | " + " | ".join(f"{m} CPU us/req" for m in methods) + " |")
+    print("|---|" + "---|" * len(methods))
+    for name, cpu in cpu_rows.items():
+        print(f"| {name} | " + " | ".join(str(cpu[m]) for m in methods) + " |")
     for method, rate in rows["this tree"].items():
         print(f"target >= {TARGET} req/s, {method}: {'met' if rate >= TARGET else 'NOT met'}")
 

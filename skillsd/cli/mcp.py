@@ -15,6 +15,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+#: The most processes ``--workers`` may ask for.
+MAX_WORKERS = 64
+
 
 def register(subparsers: Any) -> None:
     """Add ``mcp``."""
@@ -44,6 +47,13 @@ def register(subparsers: Any) -> None:
         "--allow-remote",
         action="store_true",
         help="over HTTP: allow binding an address other machines can reach",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="over HTTP: N processes serve the address (Linux; default: one per core, up to "
+        "4; each holds its own sessions, and a request for another's is relayed to it)",
     )
     p.add_argument(
         "--log-level",
@@ -89,7 +99,15 @@ def _mcp(args: argparse.Namespace) -> int:
 
     given = args.cwd is not None
     if stdio:
+        if args.workers is not None:
+            print("skillsd mcp: --workers is for --http (stdio has one client)", file=sys.stderr)
+            return 2
         return serve_stdio(cwd, cwd_given=given)
+    if args.workers is not None and not 1 <= args.workers <= MAX_WORKERS:
+        print(
+            f"skillsd mcp: --workers {args.workers}: expected 1 to {MAX_WORKERS}", file=sys.stderr
+        )
+        return 2
     host, _, port = args.http.rpartition(":")
     if not port.isdigit():
         print(f"skillsd mcp: --http {args.http}: expected HOST:PORT", file=sys.stderr)
@@ -102,4 +120,5 @@ def _mcp(args: argparse.Namespace) -> int:
         no_auth=args.no_auth,
         allow_remote=args.allow_remote,
         cwd_given=given,
+        workers=args.workers,
     )

@@ -102,11 +102,19 @@ class RequestReader:
         #: A request began or ended during the bytes being fed.
         self._boundary = False
         self._head_too_large = False
+        #: Part of a request was read (its head or body), not yet the whole of it.
+        self._partial = False
 
     @property
     def pending(self) -> bool:
         """Whether an event is ready."""
         return bool(self._events)
+
+    @property
+    def between_requests(self) -> bool:
+        """Whether every byte fed so far belongs to requests whose events were all taken: the
+        next byte begins a new request."""
+        return not self._events and not self._partial and not self._done
 
     def next_event(self) -> Event | None:
         """The next event, or None until more bytes arrive."""
@@ -156,6 +164,7 @@ class RequestReader:
     def on_message_begin(self) -> None:
         self._head_bytes = 0
         self._boundary = True
+        self._partial = True
         self._url = []
         self._headers = []
 
@@ -188,6 +197,7 @@ class RequestReader:
         self._events.append(END)
         self._head_bytes = 0
         self._boundary = True
+        self._partial = False
 
 
 def _reason(status: int) -> bytes:

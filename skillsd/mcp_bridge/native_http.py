@@ -57,6 +57,7 @@ from skillsd.mcp_bridge.http_framing import (
     response_head,
 )
 from skillsd.mcp_bridge.http_guard import HttpLimits, HttpRules
+from skillsd.mcp_bridge.http_workers import Relays, Worker, serve_in_workers, worker_count
 from skillsd.mcp_bridge.mcp_connection import (
     CAPABILITIES_KEY,
     MAX_STREAM_BACKLOG,
@@ -101,6 +102,9 @@ _MODERN_STATUS = {
 _NAMED = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _ROUTING_HEADERS = frozenset({"mcp-protocol-version", "mcp-method", "mcp-name"})
 _BASE64_VALUE = re.compile(r"=\?base64\?(.*)\?=")
+_SESSION_HEADER = re.compile(rb"\r\nmcp-session-id:[ \t]*([^\r\n]*)", re.IGNORECASE)
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([^\r\n]*)", re.IGNORECASE)
+_TRANSFER_ENCODING = re.compile(rb"\r\ntransfer-encoding:", re.IGNORECASE)
 
 _JSON = [(b"content-type", b"application/json")]
 _SSE = [
@@ -298,7 +302,14 @@ class HttpServer:
     """The sessions, the 2026-07-28 methods and the bounds of one ``skillsd mcp --http``."""
 
     def __init__(
-        self, services: Services, cwd: str, *, cwd_given: bool, rules: HttpRules, limits: HttpLimits
+        self,
+        services: Services,
+        cwd: str,
+        *,
+        cwd_given: bool,
+        rules: HttpRules,
+        limits: HttpLimits,
+        worker: Worker | None = None,
     ) -> None:
         from skillsd.core.catalog.model_tools import tool_definitions
         from skillsd.mcp_bridge.mcp_results import tool_list
@@ -319,15 +330,29 @@ class HttpServer:
             NativeSkills(services, cwd, cwd_given=cwd_given, peer=self.modern, stateless=True),
         )
         self.wires: set[_Wire] = set()
+        #: This process among several serving the address (None: it serves alone).
+        self.worker = worker
+
+    @property
+    def session_count(self) -> int:
+        """Live sessions on the address (every worker's)."""
+        return len(self.sessions) if self.worker is None else self.worker.sessions.total()
 
     def open_session(self) -> _Session:
-        session = _Session(self, secrets.token_hex(16))
+        token = secrets.token_hex(16)
+        session = _Session(self, token if self.worker is None else self.worker.session_id(token))
         self.sessions[session.id] = session
+        self._count_sessions()
         return session
 
     def end_session(self, session: _Session) -> None:
         if self.sessions.pop(session.id, None) is not None:
             session.end()
+            self._count_sessions()
+
+    def _count_sessions(self) -> None:
+        if self.worker is not None:
+            self.worker.sessions.set(self.worker.index, len(self.sessions))
 
     def modern_connection(self) -> HttpMcpConnection:
         """A connection for one 2026-07-28 request: its listen stream, if it opens one, is
@@ -392,6 +417,18 @@ class _Wire(asyncio.Protocol):
         #: The request being answered was read whole.
         self._request_read = False
         self._task: asyncio.Task[None] | None = None
+        #: The next request's bytes, held until its head is whole to see which worker holds
+        #: its session (None: bytes go to the reader).
+        self._routing: bytearray | None = None
+        #: Requests relayed to the workers holding their sessions (None: none yet).
+        self._relays: Relays | None = None
+        #: What the client sent after a relayed request, held until its reply is whole.
+        self._after_relayed = b""
+        #: A request is being answered here (from its head to the end of its reply).
+        self._busy = False
+        #: A request for another worker's session that waits for the reply being sent here
+        #: (the worker, the bytes).
+        self._deferred: tuple[int, bytes] | None = None
 
     # -- asyncio's side -----------------------------------------------------------------------
 
@@ -402,8 +439,40 @@ class _Wire(asyncio.Protocol):
         self._task = asyncio.get_running_loop().create_task(self._serve())
 
     def data_received(self, data: bytes) -> None:
+        relays = self._relays
+        if relays is not None and relays.active:
+            self._after_relayed += relays.feed(data)
+            if len(self._after_relayed) > _MAX_UNREAD_BYTES:
+                log.warning("a client sent %d bytes while being answered: cut", len(data))
+                self.abort()
+            return
+        if self._deferred is not None:  # until the reply being sent is out
+            holder, held = self._deferred
+            self._deferred = (holder, held + data)
+            return
         if self._eof:
             return
+        if (
+            self._routing is None
+            and self.server.worker is not None
+            and self.reader.between_requests
+        ):
+            self._routing = bytearray()  # which worker answers it: known from its head
+        if self._routing is not None:
+            self._routing += data
+            end = self._routing.find(b"\r\n\r\n")
+            if end < 0 and len(self._routing) <= MAX_HEAD_BYTES:
+                return
+            data, self._routing = bytes(self._routing), None
+            owner = self._owner(data[:end]) if end >= 0 else None
+            if owner is not None:
+                if self._busy:  # after the reply being sent here, never interleaved with it
+                    self._deferred = (owner, data)
+                    if self.transport is not None:
+                        self.transport.pause_reading()
+                else:
+                    self._relay(owner, data)
+                return
         if self._streaming:
             self._streaming += len(data)
             if self._streaming > _MAX_UNREAD_BYTES:
@@ -415,9 +484,52 @@ class _Wire(asyncio.Protocol):
 
     def eof_received(self) -> bool:
         self._eof = True
+        if (self._relays is not None and self._relays.active) or self._deferred is not None:
+            return True  # the connection ends once the relayed request's reply is out
+        if self._routing:
+            self.reader.feed(bytes(self._routing))
+        self._routing = None
         self.reader.feed_eof()
         self._wake()
         return True  # a reply may still be on its way out
+
+    # -- several workers ----------------------------------------------------------------------
+
+    def _owner(self, head: bytes) -> int | None:
+        """The other worker holding the session a request's ``head`` names, if it can be
+        relayed there: sized (a ``Content-Length``, or no body) and not a ``HEAD``."""
+        worker = self.server.worker
+        found = _SESSION_HEADER.search(head)
+        if worker is None or found is None or head.startswith(b"HEAD "):
+            return None
+        if _request_size(head) is None:
+            return None  # answered here, where the session is not: 404
+        return worker.owner(found.group(1))
+
+    def _relay(self, owner: int, data: bytes) -> None:
+        """Relay the request ``data`` begins to worker ``owner``, which holds its session; the
+        client's next request is read once the reply is whole (see `_relayed`)."""
+        assert self.server.worker is not None and self.transport is not None
+        end = data.index(b"\r\n\r\n") + 4
+        size = end + (_request_size(data[:end]) or 0)
+        if self._relays is None:
+            self._relays = Relays(self.server.worker, self.transport, self._relayed)
+        self._relays.start(owner, data[:size], max(0, size - len(data)))
+        self._after_relayed += data[size:]
+        self.transport.resume_reading()
+
+    def _relayed(self, keep: bool) -> None:
+        """A relayed request's reply is whole: read what the client sent next, or close."""
+        if not keep or self.lost:
+            if self.transport is not None:
+                self.transport.close()
+            return
+        after, self._after_relayed = self._after_relayed, b""
+        ended, self._eof = self._eof, False
+        if after:
+            self.data_received(after)
+        if ended:
+            self.eof_received()
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -426,6 +538,8 @@ class _Wire(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
+        if self._relays is not None:
+            self._relays.close()
         self.server.wires.discard(self)
         self._wake()
         self._writable.set()
@@ -435,9 +549,13 @@ class _Wire(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self._writable.clear()
+        if self._relays is not None:
+            self._relays.pause()
 
     def resume_writing(self) -> None:
         self._writable.set()
+        if self._relays is not None:
+            self._relays.resume()
 
     def abort(self) -> None:
         if self.transport is not None:
@@ -474,6 +592,8 @@ class _Wire(asyncio.Protocol):
                 try:
                     head = await self._next(_now() + self.limits.keep_alive_seconds)
                 except TimeoutError:
+                    if self._relays is not None and self._relays.active:
+                        continue  # a relayed request is being answered: not idle
                     break  # an idle kept-alive connection, or a head that never came whole
                 if isinstance(head, BadRequest):
                     await self._plain(head.status, head.message, close=True)
@@ -485,8 +605,16 @@ class _Wire(asyncio.Protocol):
                 self._head_only = head.method == "HEAD"
                 self._chunked = head.http_11
                 self._request_read = False
-                if not await self._request(head):
-                    break
+                self._busy = True
+                try:
+                    if not await self._request(head):
+                        break
+                finally:
+                    self._busy = False
+                if self._deferred is not None and not self._closing:
+                    owner, data = self._deferred
+                    self._deferred = None
+                    self._relay(owner, data)
                 if self._closing or not (self._request_read or self.reader.take_end()):
                     break  # the client asked to close, or its request was not read whole
         except _BadBody as exc:
@@ -622,7 +750,7 @@ class _Wire(asyncio.Protocol):
                 await self._rpc_error(404, None, ErrorCode.INVALID_REQUEST, why)
                 return True
         elif message.get("method") == "initialize" and "id" in message:
-            if len(server.sessions) >= self.limits.max_sessions:
+            if server.session_count >= self.limits.max_sessions:
                 limit = self.limits.max_sessions
                 why = (
                     f"{limit} MCP sessions are open, the limit: close one (HTTP DELETE) or wait "
@@ -962,6 +1090,19 @@ class _BadBody(Exception):
         self.message = message
 
 
+def _request_size(head: bytes) -> int | None:
+    """The body size a raw request ``head`` gives (0: none), or None when it is not one plain
+    ``Content-Length`` (chunked, or several: where the request ends is then not plain)."""
+    if _TRANSFER_ENCODING.search(head):
+        return None
+    lengths = _CONTENT_LENGTH.findall(head)
+    if not lengths:
+        return 0
+    if len(lengths) > 1 or not lengths[0].strip().isdigit() or len(lengths[0].strip()) > 12:
+        return None
+    return int(lengths[0].strip())
+
+
 def _sse(data: bytes) -> bytes:
     return b"event: message\r\ndata: " + data + b"\r\n\r\n"
 
@@ -1034,10 +1175,22 @@ def _modern_status(answer: bytes) -> int:
 
 async def _serve(server: HttpServer, host: str, port: int) -> int:
     loop = asyncio.get_running_loop()
+    worker = server.worker
+    listening: list[asyncio.AbstractServer] = []
     try:
-        listening = await loop.create_server(lambda: _Wire(server), host, port)
+        if worker is None:
+            listening.append(await loop.create_server(lambda: _Wire(server), host, port))
+        else:
+            for sock in worker.sockets:
+                listening.append(await loop.create_server(lambda: _Wire(server), sock=sock))
+            relayed = await loop.create_unix_server(
+                lambda: _Wire(server), worker.relay_path(worker.index)
+            )
+            listening.append(relayed)
     except OSError as exc:
         log.error("cannot listen on %s:%d: %s", host, port, exc.strerror or exc)
+        for each in listening:
+            each.close()
         return 1
     stop = asyncio.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -1047,10 +1200,11 @@ async def _serve(server: HttpServer, host: str, port: int) -> int:
         await stop.wait()
     finally:
         expiry.cancel()
-        listening.close()
+        for each in listening:
+            each.close()
         server.close()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(listening.wait_closed(), 1.0)
+            await asyncio.wait_for(asyncio.gather(*(each.wait_closed() for each in listening)), 1.0)
     return 0
 
 
@@ -1062,12 +1216,41 @@ def serve(
     cwd_given: bool,
     rules: HttpRules,
     limits: HttpLimits,
+    workers: int | None = None,
 ) -> int:
-    """Serve MCP clients on ``host:port`` until SIGINT or SIGTERM; the exit status."""
+    """Serve MCP clients on ``host:port`` until SIGINT or SIGTERM; the exit status. ``workers``
+    processes serve (default: one per core, up to four; see
+    :mod:`~skillsd.mcp_bridge.http_workers`)."""
+    count = worker_count(workers)
+    if count == 1:
+        return _serve_in(None, cwd, host, port, cwd_given=cwd_given, rules=rules, limits=limits)
+    return serve_in_workers(
+        host,
+        port,
+        count,
+        lambda worker: _serve_in(
+            worker, cwd, host, port, cwd_given=cwd_given, rules=rules, limits=limits
+        ),
+    )
+
+
+def _serve_in(
+    worker: Worker | None,
+    cwd: str,
+    host: str,
+    port: int,
+    *,
+    cwd_given: bool,
+    rules: HttpRules,
+    limits: HttpLimits,
+) -> int:
+    """One process's serving: the whole address, or (``worker``) its share of it."""
     services = Services.create(cwd=cwd)
 
     async def main() -> int:
-        server = HttpServer(services, cwd, cwd_given=cwd_given, rules=rules, limits=limits)
+        server = HttpServer(
+            services, cwd, cwd_given=cwd_given, rules=rules, limits=limits, worker=worker
+        )
         return await _serve(server, host, port)
 
     try:

@@ -40,6 +40,7 @@ def serve_http(
     allow_remote: bool = False,
     cwd_given: bool = True,
     limits: HttpLimits | None = None,
+    workers: int | None = None,
 ) -> int:
     """Serve MCP clients over streamable HTTP on ``host:port``, every request checked by
     :class:`~skillsd.mcp_bridge.http_guard.HttpRules`; returns the exit status (2 when the
@@ -63,6 +64,7 @@ def serve_http(
         token,
         cwd_given=cwd_given,
         limits=limits or HttpLimits.from_env(os.environ),
+        workers=workers,
     )
 
 
@@ -108,9 +110,16 @@ def _token(token_file: str | None, port: int) -> tuple[str | None, str]:
 
 
 def _run_http(
-    cwd: str, host: str, port: int, token: str | None, *, cwd_given: bool, limits: HttpLimits
+    cwd: str,
+    host: str,
+    port: int,
+    token: str | None,
+    *,
+    cwd_given: bool,
+    limits: HttpLimits,
+    workers: int | None,
 ) -> int:
     from skillsd.mcp_bridge.native_http import serve
 
     rules = HttpRules(token=token, hosts=allowed_hosts(host))
-    return serve(cwd, host, port, cwd_given=cwd_given, rules=rules, limits=limits)
+    return serve(cwd, host, port, cwd_given=cwd_given, rules=rules, limits=limits, workers=workers)

@@ -21,6 +21,7 @@ from tests.support.mcp_http import (
     TOKEN,
     http_env,
     json_reply,
+    memory_mib,
     open_session,
     post,
     server,
@@ -154,14 +155,6 @@ def test_sessions_are_capped_and_existing_ones_keep_working(tree: dict[str, Path
         assert still.status_code == 200 and "skill_search" in still.text
 
 
-def _vm(pid: int, key: str) -> float:
-    with open(f"/proc/{pid}/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith(key):
-                return int(line.split()[1]) / 1024
-    raise AssertionError(key)
-
-
 @pytest.mark.slow
 @pytest.mark.xdist_group("serial")
 def test_large_reads_at_once_stay_bounded_and_memory_returns(tree: dict[str, Path]) -> None:
@@ -177,7 +170,7 @@ def test_large_reads_at_once_stay_bounded_and_memory_returns(tree: dict[str, Pat
             "method": "resources/read",
             "params": {"uri": "skill://big-ref/references/large.md"},
         }
-        baseline = _vm(proc.pid, "VmRSS:")
+        baseline = memory_mib(proc.pid, "VmRSS:")
         with ThreadPoolExecutor(20) as pool:
             replies = list(
                 pool.map(
@@ -187,11 +180,11 @@ def test_large_reads_at_once_stay_bounded_and_memory_returns(tree: dict[str, Pat
             )
         assert all(r.status_code == 200 for r in replies)
         assert all(len(json_reply(r)["result"]["contents"][0]["text"]) > 8_000_000 for r in replies)
-        peak = _vm(proc.pid, "VmHWM:")
+        peak = memory_mib(proc.pid, "VmHWM:")
         assert peak < 700, peak  # 1 249 MB before: every read built at once
         # The replies' buffers go back to the OS once freed: wait for it, not a fixed time.
         deadline = time.monotonic() + 10
-        while (after := _vm(proc.pid, "VmRSS:")) >= baseline + 150:
+        while (after := memory_mib(proc.pid, "VmRSS:")) >= baseline + 150:
             assert time.monotonic() < deadline, (baseline, after)
             time.sleep(0.1)
         over = post(

@@ -71,6 +71,19 @@ def server(
         proc.wait(10)
 
 
+def memory_mib(pid: int, key: str) -> float:
+    """``key`` of ``/proc/<pid>/status`` (``VmRSS:``, ``VmHWM:``) in MiB, summed over the
+    server and its worker processes."""
+    total, todo = 0.0, [pid]
+    while todo:
+        each = todo.pop()
+        for task in Path(f"/proc/{each}/task").iterdir():
+            todo += [int(c) for c in (task / "children").read_text().split()]
+        with open(f"/proc/{each}/status", encoding="ascii") as status:
+            total += next(int(ln.split()[1]) for ln in status if ln.startswith(key)) / 1024
+    return total
+
+
 def post(url: str, body: Any, token: str | None = TOKEN, **headers: str) -> httpx2.Response:
     sent = dict(ACCEPT, **headers)
     if token is not None:

@@ -1,0 +1,282 @@
+"""``skillsd mcp --http --workers N``: several processes serve one address, each holding its own
+sessions (``skillsd/mcp_bridge/http_workers.py``). Whichever worker the kernel gives a
+connection to, a request for a session is answered by the worker holding it (relayed there):
+over fresh connections, over one kept-alive connection that carries both workers' sessions,
+and for a session's GET stream, which hears a change on disk through the relay. The session cap
+counts every worker's sessions; a worker that dies ends the server with status 1; SIGINT ends
+them all cleanly."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests.support.mcp_http import INIT, TOKEN, http_env, json_reply, open_session, post, server
+
+pytestmark = pytest.mark.process
+
+LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+READ = {
+    "jsonrpc": "2.0",
+    "id": 3,
+    "method": "resources/read",
+    "params": {"uri": "skill://fix-issue/SKILL.md"},
+}
+
+
+class KeepAlive:
+    """One raw HTTP/1.1 connection, one request at a time (replies sized or chunked)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+        self.port = port
+        self.buffer = b""
+
+    def send(self, method: str, body: Any = None, session: str | None = None) -> None:
+        data = json.dumps(body).encode() if body is not None else b""
+        lines = [
+            f"{method} /mcp HTTP/1.1",
+            f"Host: 127.0.0.1:{self.port}",
+            f"Authorization: Bearer {TOKEN}",
+            "Accept: application/json, text/event-stream",
+            "Content-Type: application/json",
+            f"Content-Length: {len(data)}",
+        ]
+        if session is not None:
+            lines.append(f"Mcp-Session-Id: {session}")
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + data)
+
+    def head(self) -> tuple[int, dict[str, str]]:
+        while b"\r\n\r\n" not in self.buffer:
+            self._fill()
+        raw, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        lines = raw.decode("latin-1").split("\r\n")
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        return int(lines[0].split()[1]), headers
+
+    def reply(self) -> tuple[int, dict[str, str], Any]:
+        """The next reply: its status, headers and JSON-RPC message (None if it has none)."""
+        status, headers = self.head()
+        if "content-length" in headers:
+            size = int(headers["content-length"])
+            while len(self.buffer) < size:
+                self._fill()
+            body, self.buffer = self.buffer[:size], self.buffer[size:]
+        else:
+            body = b""
+            while True:
+                while b"\r\n" not in self.buffer:
+                    self._fill()
+                size_line, self.buffer = self.buffer.split(b"\r\n", 1)
+                size = int(size_line, 16)
+                while len(self.buffer) < size + 2:
+                    self._fill()
+                body, self.buffer = body + self.buffer[:size], self.buffer[size + 2 :]
+                if size == 0:
+                    break
+        text = body.decode()
+        if text.lstrip().startswith("{"):
+            return status, headers, json.loads(text)
+        data = [ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")]
+        return status, headers, json.loads(data[-1]) if data else None
+
+    def call(self, body: Any, session: str | None = None) -> tuple[int, dict[str, str], Any]:
+        self.send("POST", body, session)
+        return self.reply()
+
+    def next_event(self, within: float = 20.0) -> dict[str, Any]:
+        """The next server-sent event's message on a streamed reply (pings skipped)."""
+        deadline = time.monotonic() + within
+        while True:
+            _before, found, rest = self.buffer.partition(b"data: ")
+            if found and b"\r\n" in rest:
+                line, _, self.buffer = rest.partition(b"\r\n")
+                return dict(json.loads(line))
+            left = deadline - time.monotonic()
+            assert left > 0, f"no event within {within}s"
+            self.sock.settimeout(left)
+            self._fill()
+
+    def _fill(self) -> None:
+        chunk = self.sock.recv(65536)
+        assert chunk, "the connection ended"
+        self.buffer += chunk
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _port(url: str) -> int:
+    return int(url.rsplit(":", 1)[1].split("/")[0])
+
+
+def _worker_of(session: str) -> str:
+    return session.split("-", 1)[0]
+
+
+def _connection_of_other_worker(port: int, than: str) -> tuple[KeepAlive, str]:
+    """A connection the kernel gave to a worker other than ``than``, and the session it opened
+    (its id names the worker that took the connection)."""
+    for _ in range(200):
+        conn = KeepAlive(port)
+        status, headers, _ = conn.call(INIT)
+        assert status == 200
+        session = headers["mcp-session-id"]
+        if _worker_of(session) != than:
+            return conn, session
+        conn.close()
+    raise AssertionError("every connection went to one worker")
+
+
+def _workers(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children]
+
+
+def test_each_session_is_answered_whichever_worker_takes_its_connections(
+    tree: dict[str, Path],
+) -> None:
+    with server(tree, "--workers", "2") as (proc, url):
+        assert len(_workers(proc.pid)) == 2
+        sessions = [open_session(url) for _ in range(12)]  # each on a fresh connection
+        assert {_worker_of(s) for s in sessions} == {"0", "1"}, sessions
+        for session in sessions:
+            for body in (LIST, READ):
+                answer = post(url, body, **{"Mcp-Session-Id": session})
+                assert answer.status_code == 200, answer.text
+                result = json_reply(answer)["result"]
+                assert "tools" in result or "fix-issue" in result["contents"][0]["text"]
+        gone = sessions[0]
+        deleted = httpx2.delete(
+            url, headers={"Authorization": f"Bearer {TOKEN}", "Mcp-Session-Id": gone}
+        )
+        assert deleted.status_code == 200
+        assert post(url, LIST, **{"Mcp-Session-Id": gone}).status_code == 404
+
+
+def test_one_kept_alive_connection_carries_both_workers_sessions(tree: dict[str, Path]) -> None:
+    with server(tree, "--workers", "2") as (proc, url):
+        first = KeepAlive(_port(url))
+        status, headers, _ = first.call(INIT)
+        here = headers["mcp-session-id"]
+        conn, there = _connection_of_other_worker(_port(url), _worker_of(here))
+        try:
+            # ``conn`` was taken by the worker holding ``there``: ``here`` is the other's.
+            fds: list[list[int]] = []
+            for rounds in (1, 20):
+                for n, session in enumerate([here, there, here, here, there, here] * rounds):
+                    status, headers, message = conn.call(dict(LIST, id=100 + n), session)
+                    assert status == 200 and headers["mcp-session-id"] == session
+                    assert message["id"] == 100 + n and "tools" in message["result"]
+                fds.append([len(os.listdir(f"/proc/{pid}/fd")) for pid in _workers(proc.pid)])
+            assert fds[0] == fds[1], fds  # one relay connection, whatever the switches
+            status, _, message = conn.call(READ, "0-" + "f" * 32)  # no such session
+            assert status == 404
+            # Sent together: the second, for the other worker's session, waits for the first's
+            # reply, then goes on through the relay.
+            conn.send("POST", dict(LIST, id=7), there)
+            conn.send("POST", dict(READ, id=8), here)
+            assert conn.reply()[2]["id"] == 7
+            assert "fix-issue" in conn.reply()[2]["result"]["contents"][0]["text"]
+        finally:
+            conn.close()
+            first.close()
+
+
+def test_a_session_stream_hears_a_change_through_the_relay(tree: dict[str, Path]) -> None:
+    with server(tree, "--workers", "2") as (_proc, url):
+        first = KeepAlive(_port(url))
+        _, headers, _ = first.call(INIT)
+        session = headers["mcp-session-id"]
+        first.call({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        first.call(dict(LIST, method="resources/list"), session)
+        stream, _ = _connection_of_other_worker(_port(url), _worker_of(session))
+        try:
+            stream.send("GET", session=session)
+            status, headers = stream.head()
+            assert status == 200 and headers["content-type"] == "text/event-stream"
+            skill = tree["project"] / ".claude" / "skills" / "fix-issue" / "SKILL.md"
+            skill.write_text(skill.read_text().replace("description:", "description: Edited.", 1))
+            changed = stream.next_event()
+            assert changed["method"].endswith("/list_changed"), changed
+        finally:
+            stream.close()
+            first.close()
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("serial")
+def test_the_session_cap_counts_every_workers_sessions(tree: dict[str, Path]) -> None:
+    with server(tree, "--workers", "2") as (_proc, url):
+        opened = [post(url, INIT) for _ in range(256)]
+        assert all(r.status_code == 200 for r in opened)
+        assert {_worker_of(r.headers["mcp-session-id"]) for r in opened} == {"0", "1"}
+        over = post(url, INIT)
+        assert over.status_code == 503 and "256" in over.json()["error"]["message"]
+
+
+def test_a_worker_that_dies_ends_the_server_with_status_1(tree: dict[str, Path]) -> None:
+    with server(tree, "--workers", "2") as (proc, url):
+        open_session(url)
+        first, second = _workers(proc.pid)
+        os.kill(first, signal.SIGKILL)
+        assert proc.wait(15) == 1
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{second}").exists() and _state(second) != "Z":
+            assert time.monotonic() < deadline, "the other worker is still running"
+            time.sleep(0.05)
+        said = proc.stderr.read().decode() if proc.stderr else ""
+        assert f"worker 0 (pid {first}) ended on its own" in said or f"pid {first}" in said, said
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_ends_every_worker_cleanly(tree: dict[str, Path], how: int) -> None:
+    with server(tree, "--workers", "2") as (proc, url):
+        open_session(url)
+        workers = _workers(proc.pid)
+        proc.send_signal(how)
+        assert proc.wait(10) == 0
+        said = proc.stderr.read().decode() if proc.stderr else ""
+        assert "Traceback" not in said, said
+        for pid in workers:
+            assert not Path(f"/proc/{pid}").exists() or _state(pid) == "Z"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--http", "127.0.0.1:0", "--workers", "0"], "--workers 0: expected 1 to 64"),
+        (["--workers", "2"], "--workers is for --http"),
+    ],
+)
+def test_a_bad_worker_count_is_refused(tree: dict[str, Path], args: list[str], said: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "skillsd", "mcp", *args],
+        cwd=tree["project"],
+        env=http_env(tree),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2 and said in done.stderr, done.stderr
