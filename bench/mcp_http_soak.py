@@ -43,6 +43,8 @@ HEAD = (
 CLIENT = {"name": "soak", "version": "1"}
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT}
 RSS_TARGET_MIB, P99_TARGET_MS = 256, 100
+#: More arguments for the server (``--server-args "--workers 1"``).
+SERVER_ARGS: list[str] = []
 
 
 def usage(pid: int) -> tuple[float, float, float]:
@@ -71,7 +73,7 @@ def start_server(tmp: Path, log: Any) -> tuple[subprocess.Popen[bytes], int]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    cmd = [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}"]
+    cmd = [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}", *SERVER_ARGS]
     proc = subprocess.Popen(cmd, cwd=tmp / "project", env=env, stdout=log, stderr=log)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
@@ -154,6 +156,7 @@ class Stats:
     def __init__(self) -> None:
         self.latencies: list[float] = []
         self.statuses: Counter[str] = Counter()
+        self.by_method: dict[str, list[float]] = {}
 
     async def call(
         self, conn: Connection, body: dict[str, Any], sid: str | None = None
@@ -166,6 +169,7 @@ class Stats:
             self.statuses[type(exc).__name__] += 1
             return None, None
         self.latencies.append(time.perf_counter() - start)
+        self.by_method.setdefault(str(body.get("method")), []).append(self.latencies[-1])
         bad = isinstance(message, dict) and "error" in message and response.status_code == 200
         self.statuses["rpc-error" if bad else str(response.status_code)] += 1
         return response, message
@@ -266,6 +270,11 @@ def run_pass(examples: Path, clients: int, seconds: float) -> dict[str, Any]:
         "statuses": dict(sorted(stats.statuses.items())),
         **{f"p{q}_ms": round(ms[min(len(ms) - 1, len(ms) * q // 100)], 1) for q in (50, 95, 99)},
         "max_ms": round(ms[-1], 1),
+        "p99_ms_by_method": {
+            method: round(1000 * sorted(each)[len(each) * 99 // 100], 1)
+            for method, each in sorted(stats.by_method.items())
+            if len(each) >= 100
+        },
         "idle_rss_mib": round(idle, 1),
         "peak_rss_mib": round(peak, 1),
         "final_rss_mib": round(final, 1),
@@ -282,7 +291,9 @@ def main() -> None:
     parser.add_argument("--baseline-seconds", type=float, default=10.0)
     parser.add_argument("--examples", type=Path, default=ROOT / "examples")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    parser.add_argument("--server-args", default="", help='e.g. "--workers 1"')
     args = parser.parse_args()
+    SERVER_ARGS[:] = args.server_args.split()
     rows = [run_pass(args.examples, 1, args.baseline_seconds)]
     rows.append(run_pass(args.examples, args.clients, args.seconds))
     last = rows[-1]

@@ -154,9 +154,15 @@ def server(python_path: str | None) -> Iterator[tuple[int, int]]:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (every thread)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds of process ``pid`` and its workers (every thread)."""
+    total, todo = 0.0, [pid]
+    while todo:
+        each = todo.pop()
+        for task in Path(f"/proc/{each}/task").iterdir():
+            todo += [int(c) for c in (task / "children").read_text().split()]
+        fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def measure(port: int, pid: int, seconds: float) -> tuple[dict[str, float], dict[str, float]]:

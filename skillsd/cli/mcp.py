@@ -52,7 +52,7 @@ def register(subparsers: Any) -> None:
         "--workers",
         type=int,
         metavar="N",
-        help="over HTTP: N processes serve the address (Linux; default: one per core, up to "
+        help="over HTTP: N processes serve the address (Linux; default: two per core, up to "
         "4; each holds its own sessions, and a request for another's is relayed to it)",
     )
     p.add_argument(

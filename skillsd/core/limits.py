@@ -64,6 +64,9 @@ MAX_INFLIGHT_REQUESTS = 256
 #: worker threads. Each may hold a file window of up to ``MAX_READ_BYTES`` and its encoded reply,
 #: so overlap is bounded to keep a burst of large reads from multiplying that by every request.
 MAX_CONCURRENT_FILE_OPS = 4
+#: Threads that look up what a request's catalog depends on (config, state, repository
+#: markers); past it, lookups wait for one (a dead mount holds at most this many).
+LOOKUP_THREADS = 8
 #: A file operation still running after this long frees its slot and answers ``-32800`` (a read
 #: stuck on a stalled filesystem must not hold what other requests need; the robustness rules). Its
 #: thread

@@ -47,13 +47,15 @@ _INT64 = struct.Struct("=q")
 
 
 def worker_count(requested: int | None) -> int:
-    """How many processes serve: ``requested``, else one per usable core up to
-    `MAX_DEFAULT_WORKERS`; one where connections cannot be spread over processes (not Linux)."""
+    """How many processes serve: ``requested``, else two per usable core up to
+    `MAX_DEFAULT_WORKERS` (a worker waiting on its threads leaves its core idle: two per core
+    keep it busy; ``docs/benchmarks.md``); one where connections cannot be spread over
+    processes (not Linux)."""
     if not sys.platform.startswith("linux") or not hasattr(socket, "SO_REUSEPORT"):
         return 1
     if requested is not None:
         return max(1, requested)
-    return max(1, min(MAX_DEFAULT_WORKERS, len(os.sched_getaffinity(0))))
+    return max(1, min(MAX_DEFAULT_WORKERS, 2 * len(os.sched_getaffinity(0))))
 
 
 class SessionCounts:

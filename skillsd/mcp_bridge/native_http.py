@@ -1219,7 +1219,7 @@ def serve(
     workers: int | None = None,
 ) -> int:
     """Serve MCP clients on ``host:port`` until SIGINT or SIGTERM; the exit status. ``workers``
-    processes serve (default: one per core, up to four; see
+    processes serve (default: two per core, up to four; see
     :mod:`~skillsd.mcp_bridge.http_workers`)."""
     count = worker_count(workers)
     if count == 1:

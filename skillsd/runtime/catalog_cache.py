@@ -21,11 +21,12 @@ import asyncio
 import contextlib
 import functools
 import logging
-import os
+import queue
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, Protocol
 
 from skillsd.core import limits
@@ -37,9 +38,11 @@ from skillsd.core.catalog.suggest import SuggestIndex
 from skillsd.core.discovery.fs_roots import RootPlan, compute_roots
 from skillsd.core.discovery.fs_watch_plan import WatchPlan, changed_since, watch_plan
 from skillsd.core.errors import SkillsdError
+from skillsd.core.fs.real_path import real_path
 from skillsd.core.policy.config import Config
 from skillsd.core.policy.fs_effective_config import ConfigSource
 from skillsd.core.policy.trust import TrustState, resolve_trust
+from skillsd.runtime.file_ops import Threads
 from skillsd.runtime.watcher import Subscription, WatchService
 from skillsd_protocol import Diagnostic
 from skillsd_protocol.messages import SkillsChangedParams, WatchInfo
@@ -193,6 +196,10 @@ class CatalogCache:
         self._trust_decisions = trust_decisions
         self._state_problem = state_problem
         self._lookups: dict[tuple[str, tuple[str, ...]], _QueuedLookup] = {}
+        #: Where lookups run (one lookup a request: a light hand-off, not an executor's).
+        self._threads = Threads(
+            queue.SimpleQueue(), name="skillsd-lookup", max_threads=limits.LOOKUP_THREADS
+        )
         #: Counts requests and builds: a build begun after a request arrived read the files
         #: after it, so that request may take its catalog instead of checking again.
         self._ticks = 0
@@ -210,7 +217,7 @@ class CatalogCache:
         """What the catalog of ``cwd`` depends on beyond its skill folders, read from files (the
         real cwd, the config files, the repository markers, the state file): run it off the
         loop. The root plan is worked out too when no entry holds this key yet."""
-        real_cwd = os.path.realpath(cwd)
+        real_cwd = real_path(cwd)
         config, _sources, repo_root = self.configs.for_cwd(real_cwd)
         plan = None
         if (real_cwd, extra_roots, config) not in self._entries:
@@ -254,7 +261,7 @@ class CatalogCache:
                     future.exception()  # retrieved here too: every waiter may have gone
 
             queued.future.add_done_callback(forget)
-            loop.run_in_executor(None, self._run_lookup, loop, queued, cwd, extra_roots)
+            self._threads.submit(partial(self._run_lookup, loop, queued, cwd, extra_roots))
         return await asyncio.shield(queued.future)
 
     def _run_lookup(
@@ -263,7 +270,7 @@ class CatalogCache:
         queued: _QueuedLookup,
         cwd: str,
         extra_roots: tuple[str, ...],
-    ) -> None:
+    ) -> Callable[[], None]:
         # Marked before any file is read: a request arriving from now on queues its own.
         queued.started = True
         looked: Lookup | None = None
@@ -272,8 +279,12 @@ class CatalogCache:
             looked = self.look(cwd, extra_roots)
         except BaseException as exc:  # handed to every request waiting on it
             failed = exc
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
-            loop.call_soon_threadsafe(_settle, queued.future, looked, failed)
+
+        def tell() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+                loop.call_soon_threadsafe(_settle, queued.future, looked, failed)
+
+        return tell
 
     def entry_for(self, looked: Lookup, extra_roots: tuple[str, ...] = ()) -> CachedCatalog | None:
         """The cache entry for a looked-up cwd (created empty on first use), or None when it

@@ -20,7 +20,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from skillsd.core import limits
 
-__all__ = ["FILE_OP_SECONDS_ENV", "FileOps", "RequestCancelled"]
+__all__ = ["FILE_OP_SECONDS_ENV", "FileOps", "Job", "RequestCancelled", "Threads"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -67,8 +67,8 @@ class FileOps:
         self._what = what
         #: File operations past their time limit whose threads have not finished yet.
         self._stuck = 0
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
-        self._threads = _Threads(self._jobs)
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._threads = Threads(self._jobs, name="skillsd-file-op")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> FileOps:
@@ -136,31 +136,37 @@ _IDLE_SECONDS = 60.0
 
 
 #: An operation: it runs, and returns how to report its outcome.
-_Job = Callable[[], Callable[[], None]]
+Job = Callable[[], Callable[[], None]]
 
 
-class _Threads:
-    """The threads file operations run in: an operation is taken by an idle thread, else by a
-    new one. ``waiting`` threads wait for ``unclaimed`` operations; a new thread is started
-    whenever operations would outnumber the threads waiting for them. A thread counts itself
-    waiting again before it reports an outcome, so the next operation, sent when that report
-    arrives, finds it idle."""
+class Threads:
+    """Threads that run jobs handed to them: a job is taken by an idle thread, else by a new
+    one (up to ``max_threads``; past it, jobs wait for a thread). ``waiting`` threads wait for
+    ``unclaimed`` jobs; a new thread is started whenever jobs would outnumber the threads
+    waiting for them. A thread counts itself waiting again before it reports an outcome, so
+    the next job, sent when that report arrives, finds it idle. Cheaper than an executor's
+    ``submit`` (no future, no lock per job but one): what hands work off the event loop on
+    every request."""
 
-    def __init__(self, jobs: queue.SimpleQueue[_Job]) -> None:
+    def __init__(self, jobs: queue.SimpleQueue[Job], *, name: str, max_threads: int = 0) -> None:
         self._jobs = jobs
+        self._name = name
+        self._max = max_threads
         self._lock = threading.Lock()
         self._waiting = 0
         self._unclaimed = 0
+        self._threads = 0
 
-    def submit(self, job: _Job) -> None:
+    def submit(self, job: Job) -> None:
         with self._lock:
             self._unclaimed += 1
-            start = self._unclaimed > self._waiting
+            start = self._unclaimed > self._waiting and (not self._max or self._threads < self._max)
             if start:
                 self._waiting += 1  # counted before it runs, so the next one is not short
+                self._threads += 1
         self._jobs.put(job)
         if start:
-            threading.Thread(target=self._run, name="skillsd-file-op", daemon=True).start()
+            threading.Thread(target=self._run, name=self._name, daemon=True).start()
 
     def _run(self) -> None:
         while True:
@@ -170,6 +176,7 @@ class _Threads:
                 with self._lock:
                     if self._unclaimed <= self._waiting - 1:
                         self._waiting -= 1
+                        self._threads -= 1
                         return  # idle long enough, and not counted on
                 continue
             with self._lock:
@@ -178,7 +185,7 @@ class _Threads:
             try:
                 tell = job()
             except Exception:  # a job catches its own; this would be a bug in it
-                log.exception("a file operation failed")
+                log.exception("a job off the event loop failed")
                 tell = None
             with self._lock:
                 self._waiting += 1

@@ -2,7 +2,8 @@
 
 ``usage.jsonl`` and ``usage.jsonl.1`` in ``ledger/`` beside the state file (folder 0700, files
 0600). Appends go through one writer thread fed by a bounded queue, so the event loop never
-waits on the disk and a slow disk never grows memory: past ``LEDGER_QUEUE`` waiting records
+waits on the disk and a slow disk never grows memory (a record is on disk within about a
+twentieth of a second, with those that came meanwhile): past ``LEDGER_QUEUE`` waiting records
 new ones are dropped and counted. Each append takes an ``flock`` (several daemons may share the
 ledger) and writes whole lines with ``O_APPEND``; when a line would take the file past the
 user's ``ledger.maxBytes`` the file becomes ``usage.jsonl.1`` (replacing the one before) and a
@@ -19,6 +20,7 @@ import os
 import queue
 import stat
 import threading
+import time
 from collections.abc import Callable
 
 from skillsd.core import limits
@@ -36,6 +38,8 @@ LEDGER_FILE = "usage.jsonl"
 _LOCK_FILE = "usage.lock"
 #: Records one wake of the writer appends together.
 _BATCH = 256
+#: How long the writer waits after a record for others to append with it.
+_GATHER_SECONDS = 0.05
 #: How long a process leaving waits for the records still queued.
 EXIT_FLUSH_SECONDS = 1.0
 
@@ -142,6 +146,9 @@ class UseLedger:
     def _run(self) -> None:
         while True:
             batch = [self._queue.get()]
+            # Records come in bursts while a server is busy: one append for a burst, not one
+            # per record (each append takes a lock and opens the file).
+            time.sleep(_GATHER_SECONDS)
             while len(batch) < _BATCH:
                 try:
                     batch.append(self._queue.get_nowait())

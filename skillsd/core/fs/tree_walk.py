@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from skillsd.core import limits
+from skillsd.core.fs.real_path import real_path
 
 __all__ = ["TreeWalk", "WalkedDir", "display_name", "is_undecodable"]
 
@@ -114,7 +115,7 @@ class TreeWalk:
         return kept
 
     def __iter__(self) -> Iterator[WalkedDir]:
-        real_root = self.real_root or os.path.realpath(self.root)
+        real_root = self.real_root or real_path(self.root)
         self.visited.add(real_root)
         entries = self.root_entries
         if entries is not None:

@@ -16,6 +16,7 @@ from typing import Literal, NamedTuple
 from skillsd.core import limits
 from skillsd.core.errors import InvalidParamsData, SkillFileTooLargeData, SkillsdError
 from skillsd.core.fs.bounded_read import NotRegularFile, read_regular_file
+from skillsd.core.fs.real_path import real_path
 from skillsd.core.fs.tree_walk import TreeWalk
 from skillsd.core.skill.frontmatter import FrontmatterError, body_text, locate_frontmatter
 from skillsd.core.skill.fs_skillfile import SKILL_FILE
@@ -62,7 +63,7 @@ def list_skill_files(
     skipped.
     """
     try:
-        real_root = os.path.realpath(skill_dir, strict=True)
+        real_root = real_path(skill_dir, strict=True)
     except OSError:
         return []
     out: list[tuple[str, ...]] = []
@@ -221,13 +222,13 @@ def read_resource(  # noqa: C901
         )
     parts = _check_relative(file)
     try:
-        real_root = os.path.realpath(skill_dir, strict=True)
+        real_root = real_path(skill_dir, strict=True)
     except OSError:
         raise SkillsdError(
             f"skill directory {skill_dir} no longer exists", ResourceNotFoundData(file=file)
         ) from None
     try:
-        real = os.path.realpath(os.path.join(real_root, *parts))
+        real = real_path(os.path.join(real_root, *parts))
     except OSError:  # a link in the path changed while it was being resolved
         raise _refuse(file, "changed while being opened") from None
     if real == real_root:
