@@ -91,9 +91,16 @@ class FileOps:
         async with self._slots:
             loop = asyncio.get_running_loop()
             done: asyncio.Future[_R] = loop.create_future()
+            # Both flags change on the loop only: an operation is stuck when the request stops
+            # waiting before its outcome came back, and unstuck when that outcome comes.
+            settled = stuck = False
 
             def settle(outcome: Callable[[Any], None], value: Any) -> None:
-                if not done.cancelled():
+                nonlocal settled
+                settled = True
+                if stuck:
+                    self._stuck -= 1
+                if not done.done():
                     outcome(value)
 
             def work() -> Callable[[], None]:
@@ -107,28 +114,35 @@ class FileOps:
                 def tell() -> None:
                     with contextlib.suppress(RuntimeError):  # the loop closed meanwhile (exit)
                         loop.call_soon_threadsafe(*report)
-                        if stuck[0]:
-                            loop.call_soon_threadsafe(self._unstuck)
 
                 return tell
 
-            stuck = [False]
             self._threads.submit(work)
+            # One timer on the future itself: cheaper than ``wait_for`` around a ``shield``.
+            timer = loop.call_later(self.seconds, _expire, done)
             try:
-                return await asyncio.wait_for(asyncio.shield(done), self.seconds)
-            except TimeoutError:
+                return await done
+            except _Expired:
                 raise RequestCancelled(
                     f"{self._what} took longer than {self.seconds:g} s "
                     "(a filesystem or server that does not answer?)"
                 ) from None
             finally:
-                if not done.done():
-                    stuck[0] = True
+                timer.cancel()
+                if not settled:
+                    stuck = True
                     self._stuck += 1
-                    done.cancel()
+                    if not done.done():
+                        done.cancel()
 
-    def _unstuck(self) -> None:
-        self._stuck -= 1
+
+class _Expired(Exception):
+    """An operation's time limit passed."""
+
+
+def _expire(done: asyncio.Future[Any]) -> None:
+    if not done.done():
+        done.set_exception(_Expired())
 
 
 #: How long a thread with nothing to do waits for the next operation before it ends.
