@@ -13,9 +13,11 @@ otherwise. Each agent's own bundled skills are left out of the comparison.
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -246,3 +248,56 @@ def test_the_install_guides_mcp_line_connects(
     _run([f"{BIN}/{command}", *add, skillsd, "mcp"], home)
     listed = _run([f"{BIN}/{command}", "mcp", "list"], home, stderr=True)
     assert f"skillsd: {skillsd} mcp" in listed and connected in listed, listed
+
+
+def test_claude_code_uses_the_http_server_over_several_workers(
+    tmp_path: Path, fixture: dict[str, Path]
+) -> None:
+    """``skillsd mcp --http`` with four workers, added to Claude Code as docs/mcp.md says: its
+    health check connects every time, and ``claude -p`` hands its model skillsd's tools."""
+    if not BIN or not Path(BIN, "claude").exists():
+        pytest.skip("claude is not installed (set SKILLSD_AGENTS_BIN)")
+    token = "t" * 40
+    home = {"home": tmp_path, "project": fixture["project"]}
+    env = {**agent_host_env(fixture["home"]), "SKILLSD_MCP_TOKEN": token}
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}", "--workers", "4"],
+        cwd=fixture["project"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "no server"
+                time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
+        add = ["mcp", "add", "--scope", "user", "--transport", "http", "skillsd", url]
+        _run([f"{BIN}/claude", *add, "--header", f"Authorization: Bearer {token}"], home)
+        for _ in range(5):
+            listed = _run([f"{BIN}/claude", "mcp", "list"], home, stderr=True)
+            assert f"skillsd: {url} (HTTP) - ✔ Connected" in listed, listed
+        capture = CaptureServer(("127.0.0.1", 0), Capture)
+        capture.bodies = []
+        thread = threading.Thread(target=capture.serve_forever, daemon=True)
+        thread.start()
+        try:
+            api = f"http://127.0.0.1:{capture.server_address[1]}"
+            extra = {"ANTHROPIC_BASE_URL": api, "ANTHROPIC_API_KEY": "capture"}
+            _run([f"{BIN}/claude", "-p", "hi"], home, extra=extra)
+        finally:
+            capture.shutdown()
+            capture.server_close()
+        sent = [t for body in capture.bodies for t in strings(body)]
+        assert any("mcp__skillsd__skill_search" in t for t in sent), len(capture.bodies)
+    finally:
+        server.terminate()
+        assert server.wait(10) == 0
