@@ -36,6 +36,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "bench-" + "t" * 40
 TARGET = 2000
+#: More arguments for the servers (``--server-args "--workers 1"``; an older commit must know
+#: them).
+SERVER_ARGS: list[str] = []
 INIT = {
     "protocolVersion": "2025-11-25",
     "capabilities": {},
@@ -130,6 +133,7 @@ def server(python_path: str | None) -> Iterator[tuple[int, int]]:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         argv = [sys.executable, "-m", "skillsd", "mcp", "--http", f"127.0.0.1:{port}"]
+        argv += SERVER_ARGS
         proc = subprocess.Popen(
             argv,
             cwd=tmp / "project",
@@ -210,7 +214,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="per method")
     parser.add_argument("--before", help="also measure this commit's server (git archive)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--server-args", default="", help='e.g. "--workers 1"')
     args = parser.parse_args()
+    SERVER_ARGS[:] = args.server_args.split()
     rows: dict[str, dict[str, float]] = {}
     cpu_rows: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="skillsd-before-") as before_dir:

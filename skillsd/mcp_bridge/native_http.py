@@ -452,19 +452,16 @@ class _Wire(asyncio.Protocol):
             return
         if self._eof:
             return
-        if (
-            self._routing is None
-            and self.server.worker is not None
-            and self.reader.between_requests
-        ):
-            self._routing = bytearray()  # which worker answers it: known from its head
         if self._routing is not None:
             self._routing += data
-            end = self._routing.find(b"\r\n\r\n")
-            if end < 0 and len(self._routing) <= MAX_HEAD_BYTES:
-                return
             data, self._routing = bytes(self._routing), None
-            owner = self._owner(data[:end]) if end >= 0 else None
+        if self.server.worker is not None and self.reader.between_requests:
+            # The next request: which worker answers it is known from its head.
+            end = data.find(b"\r\n\r\n")
+            if end < 0 and len(data) <= MAX_HEAD_BYTES:
+                self._routing = bytearray(data)
+                return
+            owner = self._owner(data, end) if end >= 0 else None
             if owner is not None:
                 if self._busy:  # after the reply being sent here, never interleaved with it
                     self._deferred = (owner, data)
@@ -495,16 +492,18 @@ class _Wire(asyncio.Protocol):
 
     # -- several workers ----------------------------------------------------------------------
 
-    def _owner(self, head: bytes) -> int | None:
-        """The other worker holding the session a request's ``head`` names, if it can be
-        relayed there: sized (a ``Content-Length``, or no body) and not a ``HEAD``."""
+    def _owner(self, data: bytes, end: int) -> int | None:
+        """The other worker holding the session named by the head of the request ``data``
+        begins (``end``: where the head ends), if it can be relayed there: sized (a
+        ``Content-Length``, or no body) and not a ``HEAD``."""
         worker = self.server.worker
-        found = _SESSION_HEADER.search(head)
-        if worker is None or found is None or head.startswith(b"HEAD "):
+        found = _SESSION_HEADER.search(data, 0, end)
+        if worker is None or found is None or data.startswith(b"HEAD "):
             return None
-        if _request_size(head) is None:
-            return None  # answered here, where the session is not: 404
-        return worker.owner(found.group(1))
+        owner = worker.owner(found.group(1))
+        if owner is None or _request_size(data[:end]) is None:
+            return None  # one of this worker's sessions, or (unsized) answered here: 404
+        return owner
 
     def _relay(self, owner: int, data: bytes) -> None:
         """Relay the request ``data`` begins to worker ``owner``, which holds its session; the
