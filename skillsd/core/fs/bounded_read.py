@@ -89,12 +89,18 @@ def open_regular_file(path: str, *, follow_links: bool = True) -> tuple[int, os.
     return fd, st
 
 
-def read_at_most(fd: int, limit: int) -> bytes:
-    """Up to ``limit`` bytes from ``fd``'s position, fewer only at the end of the file."""
+def read_at_most(fd: int, limit: int, size_hint: int | None = None) -> bytes:
+    """Up to ``limit`` bytes from ``fd``'s position, fewer only at the end of the file.
+    ``size_hint``: the bytes the file is expected to hold from there (its ``st_size``), so that
+    a small file is not read into a buffer of ``limit`` bytes (each read allocates what it asks
+    for: 18 µs for 8 MiB against 1 µs for a page); a file that grew is still read whole."""
     chunks: list[bytes] = []
     got = 0
     while got < limit:
-        chunk = os.read(fd, limit - got)
+        ask = limit - got
+        if size_hint is not None and not chunks:
+            ask = min(ask, max(size_hint, 0) + 1)  # one more: the end is seen, or the growth
+        chunk = os.read(fd, ask)
         if not chunk:
             break
         chunks.append(chunk)
@@ -109,7 +115,7 @@ def read_regular_file(path: str, max_bytes: int) -> BoundedRead:
     """
     fd, st = open_regular_file(path)
     try:
-        data = read_at_most(fd, max_bytes + 1)
+        data = read_at_most(fd, max_bytes + 1, st.st_size)
     finally:
         os.close(fd)
     over = len(data) > max_bytes

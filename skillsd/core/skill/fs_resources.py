@@ -264,7 +264,7 @@ def read_resource(  # noqa: C901
         # An offset past the end reads nothing; seeking there could overflow an off_t.
         if window and offset < size:
             f.seek(offset)
-            data = f.read(window)
+            data = f.read(min(window, size - offset))  # the window the file had when opened
         else:
             data = b""
     end = offset + len(data)

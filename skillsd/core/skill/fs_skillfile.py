@@ -218,7 +218,7 @@ def parse_skill_bytes(
 def _read_prefix(fd: int, size: int, read_body: bool) -> bytes:
     """Read what parsing needs: the frontmatter (bounded), or the whole file up to 1 MiB."""
     if read_body:
-        return read_at_most(fd, limits.MAX_SKILL_FILE_BYTES)
+        return read_at_most(fd, limits.MAX_SKILL_FILE_BYTES, size)
     data = os.read(fd, limits.FIRST_READ_BYTES)
     if len(data) < limits.FIRST_READ_BYTES or len(data) >= size:
         return data
