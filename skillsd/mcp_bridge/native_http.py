@@ -38,6 +38,7 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
+from functools import partial
 from typing import Any, cast
 
 import msgspec
@@ -1221,24 +1222,18 @@ def serve(
     processes serve (default: two per core, up to four; see
     :mod:`~skillsd.mcp_bridge.http_workers`)."""
     count = worker_count(workers)
-    if count == 1:
-        return _serve_in(None, cwd, host, port, cwd_given=cwd_given, rules=rules, limits=limits)
-    return serve_in_workers(
-        host,
-        port,
-        count,
-        lambda worker: _serve_in(
-            worker, cwd, host, port, cwd_given=cwd_given, rules=rules, limits=limits
-        ),
+    one = partial(
+        _serve_in, cwd=cwd, host=host, port=port, cwd_given=cwd_given, rules=rules, limits=limits
     )
+    return one(None) if count == 1 else serve_in_workers(host, port, count, one)
 
 
 def _serve_in(
     worker: Worker | None,
+    *,
     cwd: str,
     host: str,
     port: int,
-    *,
     cwd_given: bool,
     rules: HttpRules,
     limits: HttpLimits,

@@ -12,11 +12,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.support.mcp_http import INIT, TOKEN, json_reply, open_session, post, server
+from tests.support.mcp_http import INIT, TOKEN, KeepAlive, json_reply, open_session, post, server
 
 pytestmark = pytest.mark.process
 
@@ -27,43 +26,14 @@ ENVELOPE = {
 }
 
 
-class EventStream:
+class EventStream(KeepAlive):
     """A raw connection reading one streamed reply's server-sent events."""
 
     def __init__(self, port: int, method: str, headers: dict[str, str], body: bytes = b"") -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.sock.settimeout(20)
-        lines = [f"{method} /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}"]
-        lines += [f"{k}: {v}" for k, v in headers.items()]
-        lines += [f"Content-Length: {len(body)}", "", ""]
-        self.sock.sendall("\r\n".join(lines).encode() + body)
-        self.buffer = b""
-        while b"\r\n\r\n" not in self.buffer:
-            self._fill()
-        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
-        self.head = head.decode("latin-1")
-
-    def _fill(self) -> None:
-        chunk = self.sock.recv(65536)
-        assert chunk, "the stream ended"
-        self.buffer += chunk
-
-    def next_event(self, within: float = 20.0) -> dict[str, Any]:
-        """The next event's JSON-RPC message, within ``within`` seconds (pings skipped)."""
-        deadline = time.monotonic() + within
-        while True:
-            # The body is chunked: find an event's data line, whatever the chunk borders.
-            _before, found, rest = self.buffer.partition(b"data: ")
-            if found and b"\r\n" in rest:
-                line, _, self.buffer = rest.partition(b"\r\n")
-                return dict(json.loads(line))
-            left = deadline - time.monotonic()
-            assert left > 0, f"no event within {within}s"
-            self.sock.settimeout(left)
-            self._fill()
-
-    def close(self) -> None:
-        self.sock.close()
+        super().__init__(port)
+        self.send(method, body, headers=headers)
+        self.head()
+        self.head_text = self.raw_head
 
 
 def _port(url: str) -> int:
@@ -97,9 +67,12 @@ def test_a_change_on_disk_reaches_the_get_stream_and_no_other_reply(
         assert listed.status_code == 200
         stream = EventStream(_port(url), "GET", _headers(**{"Mcp-Session-Id": session}))
         try:
-            assert stream.head.startswith("HTTP/1.1 200") and "text/event-stream" in stream.head
+            assert (
+                stream.head_text.startswith("HTTP/1.1 200")
+                and "text/event-stream" in stream.head_text
+            )
             second = EventStream(_port(url), "GET", _headers(**{"Mcp-Session-Id": session}))
-            assert second.head.startswith("HTTP/1.1 409"), second.head  # one per session
+            assert second.head_text.startswith("HTTP/1.1 409"), second.head_text  # one per session
             second.close()
             _edit(tree)
             changed = stream.next_event()
@@ -127,7 +100,7 @@ def test_a_listen_stream_hears_a_change_on_2026_07_28(tree: dict[str, Path]) -> 
         headers = _headers(**{"MCP-Protocol-Version": MODERN, "Mcp-Method": "subscriptions/listen"})
         stream = EventStream(_port(url), "POST", headers, json.dumps(body).encode())
         try:
-            assert "mcp-session-id" not in stream.head.lower()  # each request stands alone
+            assert "mcp-session-id" not in stream.head_text.lower()  # each request stands alone
             acknowledged = stream.next_event()
             assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
             assert acknowledged["params"]["notifications"] == {"resourcesListChanged": True}

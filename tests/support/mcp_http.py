@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import time
@@ -110,3 +111,100 @@ def open_session(url: str) -> str:
         **{"Mcp-Session-Id": session},
     )
     return session
+
+
+class KeepAlive:
+    """One raw HTTP/1.1 connection, one request at a time (replies sized or chunked)."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+        self.port = port
+        self.buffer = b""
+        self.raw_head = ""
+
+    def send(
+        self,
+        method: str,
+        body: Any = None,
+        session: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """Send a request: ``body`` as JSON (bytes as they are), with the token and the usual
+        headers, or with ``headers`` alone."""
+        data = body if isinstance(body, bytes) else json.dumps(body).encode() if body else b""
+        if headers is None:
+            headers = {
+                "Authorization": f"Bearer {TOKEN}",
+                "Accept": "application/json, text/event-stream",
+                "Content-Type": "application/json",
+            }
+        lines = [f"{method} /mcp HTTP/1.1", f"Host: 127.0.0.1:{self.port}"]
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        lines.append(f"Content-Length: {len(data)}")
+        if session is not None:
+            lines.append(f"Mcp-Session-Id: {session}")
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + data)
+
+    def head(self) -> tuple[int, dict[str, str]]:
+        """The next reply's status and headers (names lower-cased); ``raw_head`` its text."""
+        while b"\r\n\r\n" not in self.buffer:
+            self._fill()
+        raw, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        self.raw_head = raw.decode("latin-1")
+        lines = self.raw_head.split("\r\n")
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        return int(lines[0].split()[1]), headers
+
+    def reply(self) -> tuple[int, dict[str, str], Any]:
+        """The next reply: its status, headers and JSON-RPC message (None if it has none)."""
+        status, headers = self.head()
+        if "content-length" in headers:
+            size = int(headers["content-length"])
+            while len(self.buffer) < size:
+                self._fill()
+            body, self.buffer = self.buffer[:size], self.buffer[size:]
+        else:
+            body = b""
+            while True:
+                while b"\r\n" not in self.buffer:
+                    self._fill()
+                size_line, self.buffer = self.buffer.split(b"\r\n", 1)
+                size = int(size_line, 16)
+                while len(self.buffer) < size + 2:
+                    self._fill()
+                body, self.buffer = body + self.buffer[:size], self.buffer[size + 2 :]
+                if size == 0:
+                    break
+        text = body.decode()
+        if text.lstrip().startswith("{"):
+            return status, headers, json.loads(text)
+        data = [ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")]
+        return status, headers, json.loads(data[-1]) if data else None
+
+    def call(self, body: Any, session: str | None = None) -> tuple[int, dict[str, str], Any]:
+        self.send("POST", body, session)
+        return self.reply()
+
+    def next_event(self, within: float = 20.0) -> dict[str, Any]:
+        """The next server-sent event's message on a streamed reply (pings skipped)."""
+        deadline = time.monotonic() + within
+        while True:
+            _before, found, rest = self.buffer.partition(b"data: ")
+            if found and b"\r\n" in rest:
+                line, _, self.buffer = rest.partition(b"\r\n")
+                return dict(json.loads(line))
+            left = deadline - time.monotonic()
+            assert left > 0, f"no event within {within}s"
+            self.sock.settimeout(left)
+            self._fill()
+
+    def _fill(self) -> None:
+        chunk = self.sock.recv(65536)
+        assert chunk, "the connection ended"
+        self.buffer += chunk
+
+    def close(self) -> None:
+        self.sock.close()
