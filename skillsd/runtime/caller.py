@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.listing.use_ledger import Kind, make_record
@@ -76,9 +77,10 @@ def note_uses(
     session = view.session.id if view.session is not None else None
     now = time.time()
     root = view.catalog.repo_root
+    # Built by the ledger's writer: formatting a record is no work for the loop.
     ledger.record(
         *(
-            make_record(kind, s, repo=root, at=now, client=caller.client, session=session)
+            partial(make_record, kind, s, repo=root, at=now, client=caller.client, session=session)
             for s in skills
         )
     )

@@ -98,16 +98,19 @@ class UseLedger:
     ) -> None:
         self.directory = directory
         self._config = config
-        self._queue: queue.Queue[UseRecord] = queue.Queue(maxsize=queue_size)
+        self._queue: queue.Queue[UseRecord | Callable[[], UseRecord]] = queue.Queue(
+            maxsize=queue_size
+        )
         self._thread: threading.Thread | None = None
         self._start = threading.Lock()
         #: Records dropped because the queue was full, or because the disk refused them.
         self.dropped = 0
         self._last_error: str | None = None
 
-    def record(self, *records: UseRecord) -> None:
+    def record(self, *records: UseRecord | Callable[[], UseRecord]) -> None:
         """Queue ``records`` for the writer, which drops them when the ledger is off (the user's
-        config is read there: this is called on the event loop)."""
+        config is read there: this is called on the event loop). A record may be given as what
+        makes it, so that the writer, not the loop, builds it."""
         if not records:
             return
         self._ensure_thread()
@@ -169,8 +172,9 @@ class UseLedger:
                 for _ in batch:
                     self._queue.task_done()
 
-    def _append(self, batch: list[UseRecord]) -> None:
-        lines = [line for line in map(encode_record, batch) if line is not None]
+    def _append(self, batch: list[UseRecord | Callable[[], UseRecord]]) -> None:
+        made = (each if isinstance(each, UseRecord) else each() for each in batch)
+        lines = [line for line in map(encode_record, made) if line is not None]
         self.dropped += len(batch) - len(lines)
         config = self._config()
         if not lines or config is None or not config.enabled:
