@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -201,3 +202,25 @@ def test_a_bad_worker_count_is_refused(tree: dict[str, Path], args: list[str], s
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2 and said in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_address_in_use_is_said_and_ends_with_status_1(
+    tree: dict[str, Path], workers: str
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["mcp", "--http", f"127.0.0.1:{port}", "--workers", workers]
+        done = subprocess.run(
+            [sys.executable, "-m", "skillsd", *argv],
+            cwd=tree["project"],
+            env=http_env(tree),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 1, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr
