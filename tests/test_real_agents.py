@@ -190,8 +190,8 @@ def test_skillsd_sees_what_the_agent_sees(agent: str, fixture: dict[str, Path]) 
 LISTING = "The following skills are available for use with the Skill tool:\n\n"
 
 
-def _claude_shows(fixture: dict[str, Path]) -> list[tuple[str, str]]:
-    """(name, description) of each entry of the skills listing Claude Code sends its model."""
+def _claude_sends(fixture: dict[str, Path]) -> list[str]:
+    """Every string of the requests ``claude -p hi`` sends its model (captured)."""
     server = CaptureServer(("127.0.0.1", 0), Capture)
     server.bodies = []
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -203,12 +203,18 @@ def _claude_shows(fixture: dict[str, Path]) -> list[tuple[str, str]]:
     finally:
         server.shutdown()
         server.server_close()
-    for text in (t for body in server.bodies for t in strings(body)):
+    return [t for body in server.bodies for t in strings(body)]
+
+
+def _claude_shows(fixture: dict[str, Path]) -> list[tuple[str, str]]:
+    """(name, description) of each entry of the skills listing Claude Code sends its model."""
+    sent = _claude_sends(fixture)
+    for text in sent:
         if LISTING in text:
             block = text.split(LISTING, 1)[1].split("\n\n", 1)[0]
             entries = (line[2:].split(": ", 1) for line in block.splitlines())
             return [(entry[0], entry[-1]) for entry in entries]
-    raise AssertionError(f"no skills listing in {len(server.bodies)} captured request(s)")
+    raise AssertionError(f"no skills listing in {len(sent)} captured string(s)")
 
 
 def test_claude_code_shows_its_model_what_skills_list_says(fixture: dict[str, Path]) -> None:
@@ -285,19 +291,8 @@ def test_claude_code_uses_the_http_server_over_several_workers(
         for _ in range(5):
             listed = _run([f"{BIN}/claude", "mcp", "list"], home, stderr=True)
             assert f"skillsd: {url} (HTTP) - ✔ Connected" in listed, listed
-        capture = CaptureServer(("127.0.0.1", 0), Capture)
-        capture.bodies = []
-        thread = threading.Thread(target=capture.serve_forever, daemon=True)
-        thread.start()
-        try:
-            api = f"http://127.0.0.1:{capture.server_address[1]}"
-            extra = {"ANTHROPIC_BASE_URL": api, "ANTHROPIC_API_KEY": "capture"}
-            _run([f"{BIN}/claude", "-p", "hi"], home, extra=extra)
-        finally:
-            capture.shutdown()
-            capture.server_close()
-        sent = [t for body in capture.bodies for t in strings(body)]
-        assert any("mcp__skillsd__skill_search" in t for t in sent), len(capture.bodies)
+        sent = _claude_sends(home)
+        assert any("mcp__skillsd__skill_search" in t for t in sent), len(sent)
     finally:
         server.terminate()
         assert server.wait(10) == 0

@@ -192,7 +192,13 @@ def test_a_signal_ends_every_worker_cleanly(tree: dict[str, Path], how: int) -> 
     ],
 )
 def test_a_bad_worker_count_is_refused(tree: dict[str, Path], args: list[str], said: str) -> None:
-    done = subprocess.run(
+    done = _mcp(tree, *args)
+    assert done.returncode == 2 and said in done.stderr, done.stderr
+
+
+def _mcp(tree: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
+    """``skillsd mcp ARGS`` run to its end."""
+    return subprocess.run(
         [sys.executable, "-m", "skillsd", "mcp", *args],
         cwd=tree["project"],
         env=http_env(tree),
@@ -201,7 +207,6 @@ def test_a_bad_worker_count_is_refused(tree: dict[str, Path], args: list[str], s
         timeout=60,
         stdin=subprocess.DEVNULL,
     )
-    assert done.returncode == 2 and said in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -212,15 +217,6 @@ def test_an_address_in_use_is_said_and_ends_with_status_1(
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        argv = ["mcp", "--http", f"127.0.0.1:{port}", "--workers", workers]
-        done = subprocess.run(
-            [sys.executable, "-m", "skillsd", *argv],
-            cwd=tree["project"],
-            env=http_env(tree),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
+        done = _mcp(tree, "--http", f"127.0.0.1:{port}", "--workers", workers)
     assert done.returncode == 1, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr
