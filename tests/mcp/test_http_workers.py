@@ -220,3 +220,31 @@ def test_an_address_in_use_is_said_and_ends_with_status_1(
         done = _mcp(tree, "--http", f"127.0.0.1:{port}", "--workers", workers)
     assert done.returncode == 1, done.stderr
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr, done.stderr
+
+
+def test_what_a_client_sends_during_a_relayed_reply_is_bounded(tree: dict[str, Path]) -> None:
+    """While another worker answers (here a session's stream, which does not end), what the
+    client sends next is held, up to 1 MiB; past it the connection is cut."""
+    with server(tree, "--workers", "2") as (_proc, url):
+        first = KeepAlive(_port(url))
+        _, headers, _ = first.call(INIT)
+        session = headers["mcp-session-id"]
+        conn, _ = _connection_of_other_worker(_port(url), _worker_of(session))
+        try:
+            conn.send("GET", session=session)
+            assert conn.head()[0] == 200
+            try:
+                for _ in range(64):  # 2 MiB, in 32 KiB pieces
+                    conn.sock.sendall(b"x" * 32768)
+                conn.sock.settimeout(10)
+                while conn.sock.recv(65536):  # what the stream said, then its end
+                    pass
+                cut = True
+            except TimeoutError:
+                cut = False  # still open: nothing bounded what was held
+            except OSError:
+                cut = True  # reset
+            assert cut
+        finally:
+            conn.close()
+            first.close()
