@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import httptools
 
@@ -243,6 +243,8 @@ class Relays:
         #: Body bytes of the relayed request still to come from the client.
         self._body_left = 0
         self._tasks: set[asyncio.Task[None]] = set()
+        #: The client reads slowly: the reply being relayed is not read from its worker.
+        self.paused = False
 
     @property
     def active(self) -> bool:
@@ -262,6 +264,8 @@ class Relays:
             task.add_done_callback(self._tasks.discard)
         self._current = conn
         self._body_left = body_left
+        if self.paused and conn.transport is not None:
+            conn.transport.pause_reading()
         conn.send(request)
 
     def feed(self, data: bytes) -> bytes:
@@ -276,10 +280,12 @@ class Relays:
 
     def pause(self) -> None:
         """The client reads slowly: stop taking the reply for a while."""
+        self.paused = True
         if self._current is not None and self._current.transport is not None:
             self._current.transport.pause_reading()
 
     def resume(self) -> None:
+        self.paused = False
         if self._current is not None and self._current.transport is not None:
             self._current.transport.resume_reading()
 
@@ -297,6 +303,8 @@ class Relays:
         self._current = None
         if not keep:
             conn.close()
+        elif conn.transport is not None:
+            conn.transport.resume_reading()  # idle until its next request, never left paused
         self._ended(keep)
 
     def _lost(self, conn: _Relay) -> None:
@@ -338,10 +346,13 @@ class _Relay(asyncio.Protocol):
         self.closed = True
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        stream = cast(asyncio.Transport, transport)  # uvloop's is not a subclass of asyncio's
+        self.transport = stream
         if self.closed:
-            transport.close()
+            stream.close()
             return
+        if self._relays.paused:
+            stream.pause_reading()
         waiting, self._waiting = self._waiting, []
         for data in waiting:
             self.send(data)

@@ -444,8 +444,8 @@ class _Wire(asyncio.Protocol):
         if relays is not None and relays.active:
             self._after_relayed += relays.feed(data)
             if len(self._after_relayed) > _MAX_UNREAD_BYTES:
-                held = len(self._after_relayed)
-                log.warning("a client sent %d bytes while being answered: cut", held)
+                size = len(self._after_relayed)
+                log.warning("a client sent %d bytes while being answered: cut", size)
                 self.abort()
             return
         if self._deferred is not None:  # until the reply being sent is out

@@ -8,6 +8,7 @@ them all cleanly."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -15,10 +16,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 import httpx2
 import pytest
 
+from skillsd.mcp_bridge.http_workers import Relays, SessionCounts, Worker, _Relay
 from tests.support.mcp_http import (
     INIT,
     TOKEN,
@@ -29,6 +32,7 @@ from tests.support.mcp_http import (
     post,
     server,
 )
+from tests.support.skill_tree import write_skill
 
 pytestmark = pytest.mark.process
 
@@ -248,3 +252,75 @@ def test_what_a_client_sends_during_a_relayed_reply_is_bounded(tree: dict[str, P
         finally:
             conn.close()
             first.close()
+
+
+def test_a_large_relayed_reply_to_a_slow_reader_then_the_next_request(
+    tree: dict[str, Path],
+) -> None:
+    """A reply larger than the buffers, relayed to a client that waits before reading: the
+    relay stops reading while the client's buffer is full, the reply arrives whole, and the
+    connection answers the next request through the same relay."""
+    big = write_skill(tree["project"] / ".agents" / "skills", "big-ref", "Has a big reference.")
+    (big / "references").mkdir()
+    text = "".join(f"line {n} of a long reference\n" for n in range(200_000))  # ~5.5 MiB
+    (big / "references" / "large.md").write_text(text)
+    read = dict(READ, params={"uri": "skill://big-ref/references/large.md"})
+    with server(tree, "--workers", "2") as (_proc, url):
+        first = KeepAlive(_port(url))
+        _, headers, _ = first.call(INIT)
+        session = headers["mcp-session-id"]
+        conn, _ = _connection_of_other_worker(_port(url), _worker_of(session))
+        try:
+            for n in range(3):
+                conn.send("POST", dict(read, id=50 + n), session)
+                time.sleep(0.5)  # the relay fills the buffers meanwhile
+                status, _, message = conn.reply()
+                assert status == 200 and message["result"]["contents"][0]["text"] == text
+                status, _, message = conn.call(dict(LIST, id=60 + n), session)
+                assert status == 200 and "tools" in message["result"]
+        finally:
+            conn.close()
+            first.close()
+
+
+class _Stream:
+    """A transport that records what a relay does to it."""
+
+    def __init__(self) -> None:
+        self.paused = False
+        self.closed = False
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_reply_that_ends_while_the_client_reads_slowly_leaves_no_relay_paused() -> None:
+    """The last piece of a relayed reply fills the client's buffer (the relay is paused) and
+    ends the reply: the relay connection, idle until its next request, must not stay paused,
+    or that next request's reply would never be read."""
+
+    async def run() -> None:
+        back, ended = _Stream(), []
+        worker = Worker(0, 2, [], "/nonexistent", SessionCounts(2))
+        relays = Relays(worker, cast(asyncio.Transport, back), ended.append)
+        conn = _Relay(relays)
+        conn.connection_made(cast(asyncio.Transport, _Stream()))
+        relays._conns[1] = conn  # as if a request had gone to worker 1 before
+        relays.start(1, b"GET /mcp HTTP/1.1\r\nHost: h\r\nMcp-Session-Id: 1-x\r\n\r\n", 0)
+        relays.pause()  # the client's buffer is full
+        conn.data_received(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        assert ended == [True]
+        assert back.written == [b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"]
+        assert conn.transport is not None and not cast(_Stream, conn.transport).paused
+
+    asyncio.run(run())
