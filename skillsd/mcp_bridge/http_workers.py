@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 MAX_DEFAULT_WORKERS = 4
 #: How long the workers have to end after SIGTERM before they are killed.
 STOP_SECONDS = 5.0
+#: A relay connection idle this long is replaced (the worker at its other end closes a kept-alive
+#: connection idle for 75 s: a request sent just then would be lost).
+RELAY_IDLE_SECONDS = 30.0
 _INT64 = struct.Struct("=q")
 
 
@@ -255,6 +258,8 @@ class Relays:
         """Relay a request to worker ``owner``: ``request`` (its head and what came of its
         body), then ``body_left`` more bytes from the client (see :meth:`feed`)."""
         conn = self._conns.get(owner)
+        if conn is not None and time.monotonic() - conn.idle_since > RELAY_IDLE_SECONDS:
+            conn.close()  # before the worker ends it as an idle kept-alive connection
         if conn is None or conn.closed:
             conn = self._conns[owner] = _Relay(self)
             task = asyncio.get_running_loop().create_task(
@@ -301,6 +306,7 @@ class Relays:
             self._ended(False)
             return
         self._current = None
+        conn.idle_since = time.monotonic()
         if not keep:
             conn.close()
         elif conn.transport is not None:
@@ -324,6 +330,8 @@ class _Relay(asyncio.Protocol):
         self._relays = relays
         self.transport: asyncio.Transport | None = None
         self.closed = False
+        #: When its last reply ended (a connection idle too long is not used again).
+        self.idle_since = time.monotonic()
         self._waiting: list[bytes] = []
         self._parser = httptools.HttpResponseParser(self)
 

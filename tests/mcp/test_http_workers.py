@@ -324,3 +324,24 @@ def test_a_reply_that_ends_while_the_client_reads_slowly_leaves_no_relay_paused(
         assert conn.transport is not None and not cast(_Stream, conn.transport).paused
 
     asyncio.run(run())
+
+
+def test_a_relay_connection_idle_too_long_is_replaced() -> None:
+    """The worker at the other end closes a kept-alive connection idle for 75 s; a request sent
+    just then would be lost, so a relay connection idle past 30 s is not used again."""
+
+    async def run() -> None:
+        ended: list[bool] = []
+        worker = Worker(0, 2, [], "/nonexistent", SessionCounts(2))
+        relays = Relays(worker, cast(asyncio.Transport, _Stream()), ended.append)
+        old = _Relay(relays)
+        old.connection_made(cast(asyncio.Transport, _Stream()))
+        relays._conns[1] = old
+        old.idle_since -= 31
+        relays.start(1, b"GET /mcp HTTP/1.1\r\nHost: h\r\n\r\n", 0)
+        assert old.closed and cast(_Stream, old.transport).closed
+        assert relays._conns[1] is not old
+        await asyncio.sleep(0.1)  # the new one cannot connect here: the request ends unanswered
+        assert ended == [False]
+
+    asyncio.run(run())
