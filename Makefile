@@ -96,7 +96,8 @@ ui: $(STAMP)
 # The MCP Inspector's CLI against `skillsd mcp` on examples/project: SEP-2640 conformance and
 # digest checks of skills/list, on both protocol eras (2025-11-25 and 2026-07-28), over stdio and
 # over HTTP (four worker processes). The Inspector is a large npm install (into build/inspector),
-# so this is not part of `make test`.
+# so this is not part of `make test`. The state (the use ledger) goes to build/inspector/state,
+# never into examples/.
 INSPECTOR_VERSION ?= 2.12.0
 INSPECTOR := build/inspector/node_modules/.bin/mcp-inspector
 .PHONY: test-mcp
@@ -106,12 +107,14 @@ test-mcp: $(TEST_STAMP)
 		@modelcontextprotocol/inspector@$(INSPECTOR_VERSION) >/dev/null
 	cd examples/project && for era in legacy modern; do \
 		$(abspath $(INSPECTOR)) --cli --method skills/list --verify --protocol-era $$era \
-			-e HOME=$(abspath examples/home) $(abspath $(PY)) -m skillsd mcp || exit 1; \
+			-e HOME=$(abspath examples/home) -e XDG_STATE_HOME=$(abspath build/inspector/state) \
+			$(abspath $(PY)) -m skillsd mcp || exit 1; \
 	done
 	cd examples/project; port=$$($(abspath $(PY)) -c 'import socket; s = socket.socket(); \
 		s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'); \
 	token=inspector-$$($(abspath $(PY)) -c 'import secrets; print(secrets.token_hex(20))'); \
-	HOME=$(abspath examples/home) SKILLSD_MCP_TOKEN=$$token $(abspath $(PY)) -m skillsd mcp \
+	HOME=$(abspath examples/home) XDG_STATE_HOME=$(abspath build/inspector/state) \
+	SKILLSD_MCP_TOKEN=$$token $(abspath $(PY)) -m skillsd mcp \
 		--http 127.0.0.1:$$port --workers 4 2>/dev/null & server=$$!; sleep 2; status=0; \
 	for era in legacy modern; do \
 		$(abspath $(INSPECTOR)) --cli http://127.0.0.1:$$port/mcp --transport http \

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import mmap
 import os
 import shutil
@@ -113,10 +114,10 @@ def _listening_sockets(host: str, port: int, workers: int) -> list[list[socket.s
     seen: set[tuple[Any, ...]] = set()
     per_worker: list[list[socket.socket]] = [[] for _ in range(workers)]
     try:
-        for family, kind, proto, _name, address in infos:
-            if (family, address) in seen:
+        for family, kind, proto, _name, given in infos:
+            if (family, given) in seen:
                 continue
-            seen.add((family, address))
+            seen.add((family, given))
             for k in range(workers):
                 sock = socket.socket(family, kind, proto)
                 per_worker[k].append(sock)
@@ -124,10 +125,8 @@ def _listening_sockets(host: str, port: int, workers: int) -> list[list[socket.s
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
                 if family == socket.AF_INET6:
                     sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-                sock.bind(address)
-                if port == 0:  # the others share the port the first was given
-                    port = sock.getsockname()[1]
-                    address = (address[0], port, *address[2:])
+                sock.bind((given[0], port, *given[2:]))
+                port = sock.getsockname()[1]  # port 0: every other socket shares the first's
                 sock.listen(1024)
                 sock.setblocking(False)
     except OSError:
@@ -152,6 +151,7 @@ def serve_in_workers(host: str, port: int, count: int, serve: Callable[[Worker],
     relay_dir = tempfile.mkdtemp(prefix="skillsd-mcp-workers-")
     sessions = SessionCounts(count)
     supervisor = _Supervisor()
+    alarm = signal.getsignal(signal.SIGALRM)
     previous = {s: signal.signal(s, supervisor.stop) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         for index in range(count):
@@ -165,6 +165,8 @@ def serve_in_workers(host: str, port: int, count: int, serve: Callable[[Worker],
                 sock.close()
         return supervisor.wait()
     finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, alarm)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         shutil.rmtree(relay_dir, ignore_errors=True)
@@ -179,28 +181,28 @@ class _Supervisor:
         self.stopping = False
 
     def stop(self, _signum: int = signal.SIGTERM, _frame: Any = None) -> None:
-        """Ask every worker to end (SIGTERM); a signal handler."""
-        self.stopping = True
+        """Ask every worker to end (SIGTERM), and kill those left `STOP_SECONDS` later (an
+        alarm); a signal handler."""
+        if not self.stopping:
+            self.stopping = True
+            signal.signal(signal.SIGALRM, self._kill)
+            signal.alarm(math.ceil(STOP_SECONDS))
+        self._send(signal.SIGTERM)
+
+    def _kill(self, _signum: int, _frame: Any) -> None:
+        self._send(signal.SIGKILL)
+
+    def _send(self, signum: int) -> None:
         for pid in self.children:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
+                os.kill(pid, signum)
 
     def wait(self) -> int:
-        """Wait until every worker has ended (killing them `STOP_SECONDS` after being asked);
-        the exit status."""
+        """Wait until every worker has ended; the exit status. The wait blocks: a signal's
+        handler runs meanwhile, and the wait goes on after it."""
         status = 0
-        kill_at: float | None = None
         while self.children:
-            pid, code = os.waitpid(-1, os.WNOHANG)
-            if pid == 0:
-                if self.stopping and kill_at is None:
-                    kill_at = time.monotonic() + STOP_SECONDS
-                if kill_at is not None and time.monotonic() > kill_at:
-                    for child in self.children:
-                        with contextlib.suppress(ProcessLookupError):
-                            os.kill(child, signal.SIGKILL)
-                time.sleep(0.01)
-                continue
+            pid, code = os.waitpid(-1, 0)
             index = self.children.pop(pid)
             ended = os.waitstatus_to_exitcode(code)
             if not self.stopping:

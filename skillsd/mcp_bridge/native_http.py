@@ -38,7 +38,6 @@ import signal
 import time
 from collections import deque
 from collections.abc import Callable, Coroutine
-from functools import partial
 from typing import Any, cast
 
 import msgspec
@@ -1222,36 +1221,24 @@ def serve(
     """Serve MCP clients on ``host:port`` until SIGINT or SIGTERM; the exit status. ``workers``
     processes serve (default: two per core, up to four; see
     :mod:`~skillsd.mcp_bridge.http_workers`)."""
+
+    def serve_in(worker: Worker | None) -> int:
+        """One process's serving: the whole address, or (``worker``) its share of it."""
+        services = Services.create(cwd=cwd)
+
+        async def main() -> int:
+            server = HttpServer(
+                services, cwd, cwd_given=cwd_given, rules=rules, limits=limits, worker=worker
+            )
+            return await _serve(server, host, port)
+
+        try:
+            return _run(main())
+        finally:
+            services.catalogs.close()
+
     count = worker_count(workers)
-    one = partial(
-        _serve_in, cwd=cwd, host=host, port=port, cwd_given=cwd_given, rules=rules, limits=limits
-    )
-    return one(None) if count == 1 else serve_in_workers(host, port, count, one)
-
-
-def _serve_in(
-    worker: Worker | None,
-    *,
-    cwd: str,
-    host: str,
-    port: int,
-    cwd_given: bool,
-    rules: HttpRules,
-    limits: HttpLimits,
-) -> int:
-    """One process's serving: the whole address, or (``worker``) its share of it."""
-    services = Services.create(cwd=cwd)
-
-    async def main() -> int:
-        server = HttpServer(
-            services, cwd, cwd_given=cwd_given, rules=rules, limits=limits, worker=worker
-        )
-        return await _serve(server, host, port)
-
-    try:
-        return _run(main())
-    finally:
-        services.catalogs.close()
+    return serve_in(None) if count == 1 else serve_in_workers(host, port, count, serve_in)
 
 
 def _run(main: Coroutine[Any, Any, int]) -> int:

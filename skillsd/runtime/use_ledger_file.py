@@ -173,11 +173,13 @@ class UseLedger:
                     self._queue.task_done()
 
     def _append(self, batch: list[UseRecord | Callable[[], UseRecord]]) -> None:
+        config = self._config()
+        if config is None or not config.enabled:
+            return  # the ledger is off: nothing is built
         made = (each if isinstance(each, UseRecord) else each() for each in batch)
         lines = [line for line in map(encode_record, made) if line is not None]
         self.dropped += len(batch) - len(lines)
-        config = self._config()
-        if not lines or config is None or not config.enabled:
+        if not lines:
             return
         file_bytes = config.max_bytes
         make_folder(self.directory, 0o700)

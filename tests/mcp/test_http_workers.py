@@ -9,12 +9,15 @@ them all cleanly."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import cast
 
@@ -67,6 +70,22 @@ def _connection_of_other_worker(port: int, than: str) -> tuple[KeepAlive, str]:
     raise AssertionError("every connection went to one worker")
 
 
+@contextmanager
+def _across_workers(url: str) -> Iterator[tuple[str, KeepAlive, str]]:
+    """A session held by one worker, a connection the kernel gave another worker, and the
+    session opened on that connection (held by that other worker)."""
+    first = KeepAlive(_port(url))
+    _, headers, _ = first.call(INIT)
+    session = headers["mcp-session-id"]
+    first.call({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    conn, there = _connection_of_other_worker(_port(url), _worker_of(session))
+    try:
+        yield session, conn, there
+    finally:
+        conn.close()
+        first.close()
+
+
 def _workers(pid: int) -> list[int]:
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     return [int(c) for c in children]
@@ -94,53 +113,80 @@ def test_each_session_is_answered_whichever_worker_takes_its_connections(
 
 
 def test_one_kept_alive_connection_carries_both_workers_sessions(tree: dict[str, Path]) -> None:
-    with server(tree, "--workers", "2") as (proc, url):
-        first = KeepAlive(_port(url))
-        status, headers, _ = first.call(INIT)
-        here = headers["mcp-session-id"]
-        conn, there = _connection_of_other_worker(_port(url), _worker_of(here))
-        try:
-            # ``conn`` was taken by the worker holding ``there``: ``here`` is the other's.
-            fds: list[list[int]] = []
-            for rounds in (1, 20):
-                for n, session in enumerate([here, there, here, here, there, here] * rounds):
-                    status, headers, message = conn.call(dict(LIST, id=100 + n), session)
-                    assert status == 200 and headers["mcp-session-id"] == session
-                    assert message["id"] == 100 + n and "tools" in message["result"]
-                fds.append([len(os.listdir(f"/proc/{pid}/fd")) for pid in _workers(proc.pid)])
-            assert fds[0] == fds[1], fds  # one relay connection, whatever the switches
-            status, _, message = conn.call(READ, "0-" + "f" * 32)  # no such session
-            assert status == 404
-            # Sent together: the second, for the other worker's session, waits for the first's
-            # reply, then goes on through the relay.
-            conn.send("POST", dict(LIST, id=7), there)
-            conn.send("POST", dict(READ, id=8), here)
-            assert conn.reply()[2]["id"] == 7
-            assert "fix-issue" in conn.reply()[2]["result"]["contents"][0]["text"]
-        finally:
-            conn.close()
-            first.close()
+    with (
+        server(tree, "--workers", "2") as (proc, url),
+        _across_workers(url) as (
+            here,
+            conn,
+            there,
+        ),
+    ):
+        # ``conn`` was taken by the worker holding ``there``: ``here`` is the other's.
+        fds: list[list[int]] = []
+        for rounds in (1, 20):
+            for n, session in enumerate([here, there, here, here, there, here] * rounds):
+                status, headers, message = conn.call(dict(LIST, id=100 + n), session)
+                assert status == 200 and headers["mcp-session-id"] == session
+                assert message["id"] == 100 + n and "tools" in message["result"]
+            fds.append([len(os.listdir(f"/proc/{pid}/fd")) for pid in _workers(proc.pid)])
+        assert fds[0] == fds[1], fds  # one relay connection, whatever the switches
+        status, _, message = conn.call(READ, "0-" + "f" * 32)  # no such session
+        assert status == 404
+        # Sent together: the second, for the other worker's session, waits for the first's
+        # reply, then goes on through the relay.
+        conn.send("POST", dict(LIST, id=7), there)
+        conn.send("POST", dict(READ, id=8), here)
+        assert conn.reply()[2]["id"] == 7
+        assert "fix-issue" in conn.reply()[2]["result"]["contents"][0]["text"]
+
+
+def test_a_chunked_request_for_another_workers_session_is_answered_404(
+    tree: dict[str, Path],
+) -> None:
+    """Where a chunked body ends is not plain from its head, so it is not relayed: the worker
+    that took it answers, and the session is not one of its own."""
+    with (
+        server(tree, "--workers", "2") as (_proc, url),
+        _across_workers(url) as (
+            here,
+            conn,
+            there,
+        ),
+    ):
+        body = json.dumps(LIST).encode()
+        head = [
+            "POST /mcp HTTP/1.1",
+            f"Host: 127.0.0.1:{conn.port}",
+            f"Authorization: Bearer {TOKEN}",
+            "Accept: application/json, text/event-stream",
+            "Content-Type: application/json",
+            "Transfer-Encoding: chunked",
+            f"Mcp-Session-Id: {here}",
+        ]
+        chunked = f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n"
+        conn.sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + chunked)
+        assert conn.reply()[0] == 404
+        status, _, message = conn.call(LIST, there)  # its own sessions are answered as ever
+        assert status == 200 and "tools" in message["result"]
 
 
 def test_a_session_stream_hears_a_change_through_the_relay(tree: dict[str, Path]) -> None:
-    with server(tree, "--workers", "2") as (_proc, url):
-        first = KeepAlive(_port(url))
-        _, headers, _ = first.call(INIT)
-        session = headers["mcp-session-id"]
-        first.call({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
-        first.call(dict(LIST, method="resources/list"), session)
-        stream, _ = _connection_of_other_worker(_port(url), _worker_of(session))
-        try:
-            stream.send("GET", session=session)
-            status, headers = stream.head()
-            assert status == 200 and headers["content-type"] == "text/event-stream"
-            skill = tree["project"] / ".claude" / "skills" / "fix-issue" / "SKILL.md"
-            skill.write_text(skill.read_text().replace("description:", "description: Edited.", 1))
-            changed = stream.next_event()
-            assert changed["method"].endswith("/list_changed"), changed
-        finally:
-            stream.close()
-            first.close()
+    with (
+        server(tree, "--workers", "2") as (_proc, url),
+        _across_workers(url) as (
+            session,
+            stream,
+            _,
+        ),
+    ):
+        stream.call(dict(LIST, method="resources/list"), session)
+        stream.send("GET", session=session)
+        status, headers = stream.head()
+        assert status == 200 and headers["content-type"] == "text/event-stream"
+        skill = tree["project"] / ".claude" / "skills" / "fix-issue" / "SKILL.md"
+        skill.write_text(skill.read_text().replace("description:", "description: Edited.", 1))
+        changed = stream.next_event()
+        assert changed["method"].endswith("/list_changed"), changed
 
 
 @pytest.mark.slow
@@ -165,7 +211,7 @@ def test_a_worker_that_dies_ends_the_server_with_status_1(tree: dict[str, Path])
             assert time.monotonic() < deadline, "the other worker is still running"
             time.sleep(0.05)
         said = proc.stderr.read().decode() if proc.stderr else ""
-        assert f"worker 0 (pid {first}) ended on its own" in said or f"pid {first}" in said, said
+        assert f"(pid {first}) ended on its own" in said, said
 
 
 def _state(pid: int) -> str:
@@ -229,29 +275,28 @@ def test_an_address_in_use_is_said_and_ends_with_status_1(
 def test_what_a_client_sends_during_a_relayed_reply_is_bounded(tree: dict[str, Path]) -> None:
     """While another worker answers (here a session's stream, which does not end), what the
     client sends next is held, up to 1 MiB; past it the connection is cut."""
-    with server(tree, "--workers", "2") as (_proc, url):
-        first = KeepAlive(_port(url))
-        _, headers, _ = first.call(INIT)
-        session = headers["mcp-session-id"]
-        conn, _ = _connection_of_other_worker(_port(url), _worker_of(session))
+    with (
+        server(tree, "--workers", "2") as (_proc, url),
+        _across_workers(url) as (
+            session,
+            conn,
+            _,
+        ),
+    ):
+        conn.send("GET", session=session)
+        assert conn.head()[0] == 200
         try:
-            conn.send("GET", session=session)
-            assert conn.head()[0] == 200
-            try:
-                for _ in range(64):  # 2 MiB, in 32 KiB pieces
-                    conn.sock.sendall(b"x" * 32768)
-                conn.sock.settimeout(10)
-                while conn.sock.recv(65536):  # what the stream said, then its end
-                    pass
-                cut = True
-            except TimeoutError:
-                cut = False  # still open: nothing bounded what was held
-            except OSError:
-                cut = True  # reset
-            assert cut
-        finally:
-            conn.close()
-            first.close()
+            for _ in range(64):  # 2 MiB, in 32 KiB pieces
+                conn.sock.sendall(b"x" * 32768)
+            conn.sock.settimeout(10)
+            while conn.sock.recv(65536):  # what the stream said, then its end
+                pass
+            cut = True
+        except TimeoutError:
+            cut = False  # still open: nothing bounded what was held
+        except OSError:
+            cut = True  # reset
+        assert cut
 
 
 def test_a_large_relayed_reply_to_a_slow_reader_then_the_next_request(
@@ -265,22 +310,21 @@ def test_a_large_relayed_reply_to_a_slow_reader_then_the_next_request(
     text = "".join(f"line {n} of a long reference\n" for n in range(200_000))  # ~5.5 MiB
     (big / "references" / "large.md").write_text(text)
     read = dict(READ, params={"uri": "skill://big-ref/references/large.md"})
-    with server(tree, "--workers", "2") as (_proc, url):
-        first = KeepAlive(_port(url))
-        _, headers, _ = first.call(INIT)
-        session = headers["mcp-session-id"]
-        conn, _ = _connection_of_other_worker(_port(url), _worker_of(session))
-        try:
-            for n in range(3):
-                conn.send("POST", dict(read, id=50 + n), session)
-                time.sleep(0.5)  # the relay fills the buffers meanwhile
-                status, _, message = conn.reply()
-                assert status == 200 and message["result"]["contents"][0]["text"] == text
-                status, _, message = conn.call(dict(LIST, id=60 + n), session)
-                assert status == 200 and "tools" in message["result"]
-        finally:
-            conn.close()
-            first.close()
+    with (
+        server(tree, "--workers", "2") as (_proc, url),
+        _across_workers(url) as (
+            session,
+            conn,
+            _,
+        ),
+    ):
+        for n in range(3):
+            conn.send("POST", dict(read, id=50 + n), session)
+            time.sleep(0.5)  # the relay fills the buffers meanwhile
+            status, _, message = conn.reply()
+            assert status == 200 and message["result"]["contents"][0]["text"] == text
+            status, _, message = conn.call(dict(LIST, id=60 + n), session)
+            assert status == 200 and "tools" in message["result"]
 
 
 class _Stream:
@@ -345,3 +389,16 @@ def test_a_relay_connection_idle_too_long_is_replaced() -> None:
         assert ended == [False]
 
     asyncio.run(run())
+
+
+def test_a_worker_that_does_not_end_when_asked_is_killed(tree: dict[str, Path]) -> None:
+    """A stopped worker cannot act on SIGTERM: the supervisor kills it after its grace period
+    and exits, saying so with its status, instead of waiting for ever."""
+    with server(tree, "--workers", "2") as (proc, url):
+        open_session(url)
+        stuck, other = _workers(proc.pid)
+        os.kill(stuck, signal.SIGSTOP)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 1
+        for pid in (stuck, other):
+            assert not Path(f"/proc/{pid}").exists() or _state(pid) == "Z"
