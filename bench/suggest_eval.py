@@ -110,7 +110,9 @@ def answer(
     """The top suggestions as ``skills.suggest`` gives them: (name, activate, candidate)."""
     similarity = semantic(query) if semantic is not None else None
     ranked = index.rank(query, similarity=similarity, limit=LIMIT)
-    marks = verdicts([s.score for s in ranked], threshold, candidate)
+    marks = verdicts(
+        [s.score for s in ranked], threshold, candidate, foreign=[bool(s.foreign) for s in ranked]
+    )
     return [(s.skill.name, v.activate, v.candidate) for s, v in zip(ranked, marks, strict=True)]
 
 

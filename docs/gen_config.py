@@ -95,9 +95,10 @@ KEYS: dict[str, tuple[str, str]] = {
     ),
     "suggest.candidateThreshold": (
         "When no suggestion activates and the best scores at least this, up to three within 0.1 "
-        "of the best are offered as candidates (the hook asks the model to check them); above "
+        "of the best are offered as candidates (the hook asks the model to check them), never a "
+        "skill that does not mention a technology the request names; above "
         "`suggest.threshold`, none is (docs/hooks.md).",
-        "0.35",
+        "0.3",
     ),
     "permissions.finalDeny": (
         "Rules nothing overrides, not even a remembered answer.",

@@ -174,7 +174,7 @@ def test_doctor_shows_what_the_scan_sees_in_the_catalogs_skills(tree: dict[str, 
 
 def test_doctor_says_which_suggestion_stages_run(tree: dict[str, Path]) -> None:
     r = report(tree)
-    assert r["suggestThreshold"] == 0.5 and r["suggestCandidateThreshold"] == 0.36
+    assert r["suggestThreshold"] == 0.5 and r["suggestCandidateThreshold"] == 0.34
     lexical, semantic = r["suggestStages"]
     assert lexical == "lexical"
     # The test extra installs the semantic stage; a bare install names the extra instead.

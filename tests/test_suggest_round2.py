@@ -35,7 +35,12 @@ def index_of(*roots: Path) -> SuggestIndex:
 def decide(index: SuggestIndex, request: str) -> list[tuple[str, bool, bool]]:
     """The top three as ``skills.suggest`` marks them: (name, activate, candidate)."""
     ranked = index.rank(request, limit=3)
-    marks = verdicts([s.score for s in ranked], DEFAULT_THRESHOLD, CANDIDATE_THRESHOLD)
+    marks = verdicts(
+        [s.score for s in ranked],
+        DEFAULT_THRESHOLD,
+        CANDIDATE_THRESHOLD,
+        foreign=[bool(s.foreign) for s in ranked],
+    )
     return [(s.skill.name, m.activate, m.candidate) for s, m in zip(ranked, marks, strict=True)]
 
 
@@ -266,6 +271,24 @@ def test_candidates_are_offered_only_when_nothing_activates() -> None:
     siblings = verdicts([0.4, 0.33, 0.31, 0.2], 0.5, 0.36)
     assert [m.candidate for m in siblings] == [True, True, True, False]
     assert not any(m.candidate for m in verdicts([0.35, 0.34], 0.5, 0.36))
+    # A skill that never mentions a technology the request names is not offered; the others
+    # near the best still are, and activation is not touched.
+    elsewhere = verdicts([0.4, 0.38, 0.35], 0.5, 0.36, foreign=[True, False, False])
+    assert [m.candidate for m in elsewhere] == [False, True, True]
+    assert verdicts([0.6], 0.5, 0.36, foreign=[True])[0].activate
+
+
+@needs_corpora
+def test_a_question_about_another_technology_is_offered_no_skill() -> None:
+    index = index_of(CORPORA)
+    request = "why does my rust code fail the borrow checker"
+    ranked = index.rank(request, limit=3)
+    # It shares "fail" and "check" with the CI skill, enough for a candidate by score alone...
+    assert ranked[0].skill.name == "gh-fix-ci"
+    assert ranked[0].score >= CANDIDATE_THRESHOLD and ranked[0].foreign == ("rust",)
+    assert verdicts([s.score for s in ranked], DEFAULT_THRESHOLD, CANDIDATE_THRESHOLD)[0].candidate
+    # ...but it is a question about Rust, which no corpus skill mentions.
+    assert offered(index, request) == {}
 
 
 def test_the_daemon_marks_candidates(client: Client, tree: dict[str, Path]) -> None:
@@ -284,6 +307,22 @@ def test_the_daemon_marks_candidates(client: Client, tree: dict[str, Path]) -> N
     assert CANDIDATE_THRESHOLD <= hit["score"] < DEFAULT_THRESHOLD
     quiet = client.ok("skills.suggest", prompt="what is the capital of Australia")
     assert not any(s["activate"] or s["candidate"] for s in quiet["suggestions"])
+
+
+def test_the_daemon_says_which_technology_a_skill_never_mentions(
+    client: Client, tree: dict[str, Path]
+) -> None:
+    write_skill(
+        tree["skills"],
+        "ci-doctor",
+        "Find why CI checks fail on a pull request and fix them.",
+        body="# Reading the logs\nFetch the failing job log first.\n",
+    )
+    result = client.ok("skills.suggest", prompt="clippy checks fail in rust")
+    (hit,) = [s for s in result["suggestions"] if s["skill"]["name"] == "ci-doctor"]
+    assert CANDIDATE_THRESHOLD <= hit["score"] < DEFAULT_THRESHOLD
+    assert hit["candidate"] is False and hit["activate"] is False
+    assert "never mentions: rust" in hit["reasons"]
 
 
 def _suggestion(name: str, activate: bool, candidate: bool) -> Suggestion:

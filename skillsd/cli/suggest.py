@@ -45,18 +45,23 @@ def _suggest(args: argparse.Namespace) -> int:
         return emit_json(result)
     if not result.suggestions:
         print("no skill fits this request")
+    near = result.candidate_threshold
     for n, hit in enumerate(result.suggestions, 1):
         if hit.activate:
             mark = "activates"
         elif hit.loaded:
             mark = "loaded already"
+        elif hit.candidate:
+            mark = "candidate"
         else:
-            mark = "candidate" if hit.candidate else "below threshold"
+            # At a candidate's score yet not one: behind the best, or about another technology
+            # (its reasons say which).
+            reached = near is not None and hit.score >= near
+            mark = "not offered" if reached else "below threshold"
         name = one_line(hit.skill.qualified_name or hit.skill.name)
         print(f"{n}. {name}  {format_score(hit.score)} ({mark})  [{hit.skill.scope}]")
         for reason in hit.reasons:
             print(f"     {one_line(reason)}")
-    near = result.candidate_threshold
     candidates = (
         ""
         if near is None

@@ -257,7 +257,13 @@ def ranked_suggestions(
     skills = [catalog.get(scored.skill.id) or scored.skill for scored in ranked]
     held = [skill.path in loaded for skill in skills]
     near = view.config.suggest.candidate_threshold
-    marks = verdicts([scored.score for scored in ranked], threshold, near, held=held)
+    marks = verdicts(
+        [scored.score for scored in ranked],
+        threshold,
+        near,
+        held=held,
+        foreign=[bool(scored.foreign) for scored in ranked],
+    )
     suggestions = [
         Suggestion(
             skill=skill,
@@ -275,6 +281,8 @@ def ranked_suggestions(
 def _suggest_reasons(scored: Scored) -> list[str]:
     reasons = [f"names the skill ({scored.skill.name})"] if scored.named else []
     reasons += [f"{field}: {', '.join(words)}" for field, words in scored.matched.items()]
+    if scored.foreign:
+        reasons.append(f"never mentions: {', '.join(scored.foreign)}")
     return reasons
 
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from skillsd.core.catalog.fs_skill_evidence import NO_EVIDENCE, EvidenceCache, SkillEvidence
 from skillsd.core.catalog.search import parse_tags, tokenize
 from skillsd.core.catalog.task_words import implied_words, related_words, written_form
+from skillsd.core.catalog.technology_names import named_technologies
 from skillsd.core.catalog.word_forms import word_form
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd_protocol import SkillMetadata
@@ -71,8 +72,8 @@ __all__ = [
 DEFAULT_THRESHOLD = 0.5
 #: ``suggest.candidateThreshold``'s default: when nothing activates and the best scores at
 #: least this, up to :data:`MAX_CANDIDATES` skills within :data:`NEAR_BEST` of it are offered
-#: as candidates.
-CANDIDATE_THRESHOLD = 0.36
+#: as candidates (not a skill that never mentions a technology the request names).
+CANDIDATE_THRESHOLD = 0.34
 MAX_CANDIDATES = 3
 #: How far behind the best suggestion another may be and still activate or be a candidate.
 NEAR_BEST = 0.1
@@ -194,12 +195,15 @@ def check_active_files(files: Sequence[str] | None) -> None:
 class Scored:
     """One skill's score for a request (unrounded: ranking uses it whole), and why: the matched
     words per field, and the closeness to its own trigger queries, the semantic similarity and
-    the ``paths`` glob when they count (empty past the ``explain`` first of a ranking)."""
+    the ``paths`` glob when they count (empty past the ``explain`` first of a ranking).
+    ``foreign``: the technologies the request names (as it writes them) that the skill's text
+    never mentions; such a skill is never a candidate (:func:`verdicts`)."""
 
     skill: SkillMetadata
     score: float
     matched: dict[str, list[str]]
     named: bool
+    foreign: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,15 +221,19 @@ def verdicts(
     candidate_threshold: float,
     *,
     held: Sequence[bool] = (),
+    foreign: Sequence[bool] = (),
 ) -> list[Verdict]:
     """``activate`` and ``candidate`` for ranked ``scores`` (best first), compared at
     :data:`SCORE_DECIMALS` decimals as they are shown: a skill activates when its score reaches
     ``threshold`` and is within :data:`NEAR_BEST` of the best; when none does and the best
     reaches ``candidate_threshold``, up to :data:`MAX_CANDIDATES` as near the best are
-    candidates. ``held[i]``: the skill may be neither (the session loaded it already)."""
+    candidates. ``held[i]``: the skill may be neither (the session loaded it already).
+    ``foreign[i]``: the request names a technology the skill never mentions (``Scored.foreign``),
+    so it is not a candidate (a guess about another subject); it may still activate."""
     bar, near = round_score(threshold), round_score(candidate_threshold)
     rounded = [round_score(score) for score in scores]
     blocked = [n < len(held) and held[n] for n in range(len(scores))]
+    elsewhere = [n < len(foreign) and foreign[n] for n in range(len(scores))]
     best = max(rounded, default=0.0)  # a loaded skill that fits best still sets the bar
     # Skills clearly behind the best one are not what the request is about: they neither
     # activate beside it nor are offered with it. (Only a skill that fits the request better
@@ -240,9 +248,11 @@ def verdicts(
     offering = not any(active) and best >= near
     offered = 0
     found = []
-    for score, near_best, block, on in zip(rounded, close, blocked, active, strict=True):
+    for score, near_best, block, other, on in zip(
+        rounded, close, blocked, elsewhere, active, strict=True
+    ):
         candidate = False
-        if offering and not block and near_best:
+        if offering and not block and not other and near_best:
             candidate = offered < MAX_CANDIDATES
             offered += 1
         found.append(Verdict(score, on, candidate))
@@ -472,6 +482,7 @@ class SuggestIndex:
         said: dict[str, str] = {}
         for token in spoken:
             said.setdefault(word_form(token), token)  # reasons quote the request's own words
+        technologies = named_technologies(words)
         found: list[Scored] = []
         for i in ordered():
             if limit is not None and len(found) >= limit:
@@ -488,8 +499,18 @@ class SuggestIndex:
                     reasons["meaning"] = [f"{meaning[i]:.2f}"]
                 if i in selected:
                     reasons["paths"] = [selected[i]]
-            found.append(Scored(skills[i], scores[i], reasons, i in named))
+            foreign = tuple(said.get(t, t) for t in technologies if not self._holds(i, t))
+            found.append(Scored(skills[i], scores[i], reasons, i in named, foreign))
         return found
+
+    def _holds(self, i: int, term: str) -> bool:
+        """Whether skill ``i``'s own words hold the stem ``term`` (in any field)."""
+        tid = self._terms.get(term)
+        if tid is None:
+            return False
+        lo, hi = self._offsets[tid], self._offsets[tid + 1]
+        pos = bisect.bisect_left(self._docs, i, lo, hi)  # postings are in skill order
+        return pos < hi and self._docs[pos] == i
 
     def _expanded(self, word: str) -> list[tuple[str, float]]:
         """``word`` and the words of its task group, each with what a match counts for."""
