@@ -10,11 +10,14 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 from skillsd.cli.hook import hook_output
 from skillsd.core.catalog.fs_skill_evidence import BODY_BYTES, EvidenceCache, read_evidence
 from skillsd.core.catalog.suggest import (
     CANDIDATE_THRESHOLD,
     DEFAULT_THRESHOLD,
+    RELATED_FACTOR,
     SuggestIndex,
     verdicts,
 )
@@ -145,6 +148,24 @@ def test_a_vocabulary_heavy_description_does_not_win_by_breadth(tmp_path: Path) 
     ranked = index_of(tmp_path).rank("draw a chart from my csv table of sales")
     assert [s.skill.name for s in ranked[:2]] == ["csv-charts", "everything-kit"]
     assert ranked[1].score < DEFAULT_THRESHOLD < ranked[0].score
+
+
+def test_a_word_of_the_skill_counts_for_one_word_of_the_request(tmp_path: Path) -> None:
+    write_skill(tmp_path, "sprint-kickoff", "Plan the sprint with the team.")
+    index = index_of(tmp_path)
+    (alone,) = index.rank("plan", explain=1)
+    # "outline" is of the same task group as "plan", but the skill's one "plan" already
+    # counted for the request's own "plan": it does not count again for "outline".
+    (both,) = index.rank("plan outline", explain=1)
+    assert both.score == pytest.approx(alone.score / 2)
+    assert both.matched == {"description": ["plan"]}
+    # Alone, "outline" finds the skill through "plan", for less than the word itself.
+    (related,) = index.rank("outline", explain=1)
+    assert related.score == pytest.approx(RELATED_FACTOR * alone.score)
+    assert related.matched == {"description": ["outline (~plan)"]}
+    # Two request words of one group share the skill's one word: the first takes it.
+    (two,) = index.rank("outline roadmap", explain=1)
+    assert two.score == pytest.approx(related.score / 2)
 
 
 def test_a_trailing_skills_in_a_name_says_nothing_about_the_skill(tmp_path: Path) -> None:

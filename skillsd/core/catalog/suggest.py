@@ -14,7 +14,9 @@ evidence (``1 - prod(1 - e)``): its name (1.0), tags, description and ``when_to_
 queries of its ``evals/triggers.json`` that should trigger it, its body's headings, the names of
 its resource files and its body's first paragraphs (:data:`FIELDS`). A field longer than its
 reference length counts for less (``sqrt(reference / length)``), so a skill cannot win by
-breadth: a description that lists every API term matches much, each match weakly.
+breadth: a description that lists every API term matches much, each match weakly. A request
+word also finds the words of its task group (:mod:`skillsd.core.catalog.task_words`), for
+:data:`RELATED_FACTOR` of a match; a word of the skill answers for one word of the request.
 
 The skill's own trigger queries count twice: as words, and as whole requests. A request close
 to one of its ``should_trigger: true`` queries scores at least that closeness; close to one of
@@ -33,6 +35,7 @@ import bisect
 import heapq
 import math
 from array import array
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -115,6 +118,8 @@ FIELDS: tuple[tuple[str, float, int], ...] = (
     ("body", 0.35, 120),
 )
 _FIELD_NAMES = tuple(name for name, _, _ in FIELDS)
+_NO_MATCH = (0.0, -1)
+_NO_EVIDENCE = (0.0, -1, "")
 
 #: Words of any request: they say nothing about which skill fits.
 _FILLER_WORDS = """
@@ -390,10 +395,7 @@ class SuggestIndex:
     def skills(self) -> Sequence[SkillMetadata]:
         return self._skills
 
-    # Complex: the one hot loop of a suggestion (postings, names, triggers, paths, semantic
-    # stage, ordering), kept in one function so no step costs a call per posting; merged over
-    # the new complexity bound, to be split apart with its benchmark at hand.
-    def rank(  # noqa: C901
+    def rank(
         self,
         request: str,
         *,
@@ -413,78 +415,24 @@ class SuggestIndex:
         total = min(max(sum(weights.values()), LEAST_WORDS), MOST_WORDS)
         joined = "".join(tokenize(request))
         looked = [*words, joined] if joined and len(words) > 1 and joined not in weights else words
-        gained: dict[int, float] = {}
-        docs, values = self._docs, self._values
-        for word in looked:
-            weight = weights.get(word, 1.0)
-            slices = self._slices(word) if weight else []
-            if len(slices) == 1 and slices[0][2] == 1.0:  # no related word: add directly
-                lo, hi, _ = slices[0]
-                get = gained.get
-                for d, v in zip(docs[lo:hi], values[lo:hi], strict=True):
-                    gained[d] = get(d, 0.0) + weight * v
-                continue
-            # The best evidence per skill: the word itself, or a word of its group for less.
-            best: dict[int, float] = {}
-            for lo, hi, factor in slices:
-                get = best.get
-                for d, v in zip(docs[lo:hi], values[lo:hi], strict=True):
-                    v *= factor
-                    if v > get(d, 0.0):
-                        best[d] = v
-            get = gained.get
-            for i, value in best.items():
-                gained[i] = get(i, 0.0) + weight * value
         spoken = tokenize(request)
-        # A one-word name ("linear", "notion") is an ordinary word too: it names the skill only
-        # beside the word "skill" ("the linear skill").
-        skill_said = "skill" in spoken or "skills" in spoken
-        named: set[int] = set()
-        for size in range(1, min(self._longest_name, len(spoken)) + 1):
-            for start in range(len(spoken) - size + 1):
-                if size > 1 or skill_said:
-                    named.update(self._names.get(" ".join(spoken[start : start + size]), ()))
+        named = self._named(spoken)
         selected: dict[int, str] = {}
         if paths_match is not None:
             for i, skill in enumerate(self._skills):
                 if (why := paths_match(skill)) is not None:
                     selected[i] = why
         meaning = {i: value for i, value in enumerate(similarity or ()) if value > SEMANTIC_FLOOR}
-        scores = {i: min(1.0, gain / total) for i, gain in gained.items()}
-        notes: dict[int, str] = {}
-        for i, (positives, negatives) in self._triggers.items():
-            if i in scores:
-                scores[i], notes[i] = _judge(weights, scores[i], positives, negatives)
-        get = scores.get
-        for i, value in meaning.items():
-            scores[i] = get(i, 0.0) + SEMANTIC_WEIGHT * (value - SEMANTIC_FLOOR)
-        for i in named:
-            scores[i] = max(get(i, 0.0), NAMED_SCORE)
-        for i in selected:
-            scores[i] = get(i, 0.0) + PATHS_BONUS
-        skills = self._skills
-        for i, score in scores.items():
-            if score > 1.0:
-                scores[i] = 1.0
-
-        def key(i: int) -> tuple[float, str]:
-            return (-scores[i], skills[i].path)
-
-        # The few best first; the whole order only when unusable skills leave too few of them.
-        def ordered() -> Iterator[int]:
-            if limit is None or len(scores) <= 4 * limit + 16:
-                yield from sorted(scores, key=key)
-                return
-            top = heapq.nsmallest(4 * limit + 16, scores, key=key)
-            yield from top
-            yield from sorted(scores, key=key)[len(top) :]
-
+        scores = {i: min(1.0, gain / total) for i, gain in self._gains(looked, weights).items()}
+        notes = self._judged(scores, weights)
+        _add_stages(scores, meaning, named, selected)
         said: dict[str, str] = {}
         for token in spoken:
             said.setdefault(word_form(token), token)  # reasons quote the request's own words
         technologies = named_technologies(words)
+        skills = self._skills
         found: list[Scored] = []
-        for i in ordered():
+        for i in _best_first(scores, skills, limit):
             if limit is not None and len(found) >= limit:
                 break
             if not usable(skills[i]):
@@ -495,61 +443,201 @@ class SuggestIndex:
                 if notes.get(i):
                     field, closeness = notes[i].split(": ")
                     reasons[field] = [closeness]
-                if i in meaning:
-                    reasons["meaning"] = [f"{meaning[i]:.2f}"]
-                if i in selected:
-                    reasons["paths"] = [selected[i]]
+                reasons.update(_stage_reasons(i, meaning, selected))
             foreign = tuple(said.get(t, t) for t in technologies if not self._holds(i, t))
             found.append(Scored(skills[i], scores[i], reasons, i in named, foreign))
         return found
 
+    def _named(self, spoken: list[str]) -> set[int]:
+        """The skills whose name the request's tokens say. A one-word name ("linear",
+        "notion") is an ordinary word too: it names the skill only beside the word "skill"
+        ("the linear skill")."""
+        skill_said = "skill" in spoken or "skills" in spoken
+        named: set[int] = set()
+        for size in range(1 if skill_said else 2, min(self._longest_name, len(spoken)) + 1):
+            for start in range(len(spoken) - size + 1):
+                named.update(self._names.get(" ".join(spoken[start : start + size]), ()))
+        return named
+
+    def _judged(self, scores: dict[int, float], weights: dict[str, float]) -> dict[int, str]:
+        """Each scored skill's score after its own trigger queries (:func:`_judge`), in
+        place; the reasons, by skill."""
+        notes: dict[int, str] = {}
+        for i, (positives, negatives) in self._triggers.items():
+            if i in scores:
+                scores[i], notes[i] = _judge(weights, scores[i], positives, negatives)
+        return notes
+
     def _holds(self, i: int, term: str) -> bool:
         """Whether skill ``i``'s own words hold the stem ``term`` (in any field)."""
-        tid = self._terms.get(term)
-        if tid is None:
-            return False
-        lo, hi = self._offsets[tid], self._offsets[tid + 1]
-        pos = bisect.bisect_left(self._docs, i, lo, hi)  # postings are in skill order
-        return pos < hi and self._docs[pos] == i
+        return self._position(i, self._terms.get(term)) >= 0
 
-    def _expanded(self, word: str) -> list[tuple[str, float]]:
-        """``word`` and the words of its task group, each with what a match counts for."""
-        return [(word, 1.0), *((r, RELATED_FACTOR) for r in sorted(related_words(word)))]
+    def _gains(self, looked: list[str], weights: dict[str, float]) -> dict[int, float]:
+        """Each skill's weighted evidence for the request's words: per word, the skill's own
+        evidence for it, or for a word of its group for less (:data:`RELATED_FACTOR`), the
+        better of the two. A word of the skill answers for one word of the request: once it
+        counted (for itself, or for a word of its group), it does not count again for another
+        word of its group, so "outline", "steps" and "plan" do not each count a skill's one
+        "plan"."""
+        docs, values, offsets = self._docs, self._values, self._offsets
+        related: dict[str, list[tuple[int, int]]] = {}
+        for word in looked:
+            if weights.get(word, 1.0) and (found := self._related_slices(word)):
+                related[word] = found
+        gained: dict[int, float] = {}
+        # A term the request says itself counts for itself only; one in the groups of several
+        # request words is contested: a skill counts it for the first of them.
+        spoken: set[int] = set()
+        claims = Counter(lo for found in related.values() for lo, _ in found)
+        contested = {lo for lo, n in claims.items() if n > 1}
+        for word in looked:  # the request's own words first: they always count
+            weight = weights.get(word, 1.0)
+            tid = self._terms.get(word) if weight else None
+            if tid is None:
+                continue
+            lo, hi = offsets[tid], offsets[tid + 1]
+            spoken.add(lo)
+            get = gained.get
+            for d, v in zip(docs[lo:hi], values[lo:hi], strict=True):
+                gained[d] = get(d, 0.0) + weight * v
+        self._add_related(gained, related, spoken, contested, weights)
+        return gained
 
-    def _slices(self, word: str) -> list[tuple[int, int, float]]:
-        """The postings of ``word`` and of its related words present in the index."""
+    def _add_related(
+        self,
+        gained: dict[int, float],
+        related: dict[str, list[tuple[int, int]]],
+        spoken: set[int],
+        contested: set[int],
+        weights: dict[str, float],
+    ) -> None:
+        """Adds to ``gained`` what each request word's group holds beyond its own word (see
+        :meth:`_gains`): ``spoken``, the terms the request says itself; ``contested``, those in
+        the groups of several request words, which one skill counts once."""
+        docs, values, offsets = self._docs, self._values, self._offsets
+        taken: set[tuple[int, int]] = set()  # (skill, the term's first posting)
+        for word, found in related.items():
+            best: dict[int, tuple[float, int]] = {}
+            for lo, hi in found:
+                if lo in spoken:
+                    continue
+                shared = lo in contested
+                for d, v in zip(docs[lo:hi], values[lo:hi], strict=True):
+                    v *= RELATED_FACTOR
+                    if v > best.get(d, _NO_MATCH)[0] and not (shared and (d, lo) in taken):
+                        best[d] = (v, lo)
+            if not best:
+                continue
+            weight = weights.get(word, 1.0)
+            tid = self._terms.get(word)
+            own: dict[int, float] = {}
+            if tid is not None:
+                lo, hi = offsets[tid], offsets[tid + 1]
+                own = dict(zip(docs[lo:hi], values[lo:hi], strict=True))
+            for d, (v, lo) in best.items():
+                surplus = v - own.get(d, 0.0)
+                if surplus > 0.0:
+                    gained[d] = gained.get(d, 0.0) + weight * surplus
+                    if lo in contested:
+                        taken.add((d, lo))
+
+    def _related_slices(self, word: str) -> list[tuple[int, int]]:
+        """The postings of the words of ``word``'s task group present in the index."""
         found = []
-        for term, factor in self._expanded(word):
+        for term in sorted(related_words(word)):
             tid = self._terms.get(term)
             if tid is not None:
-                found.append((self._offsets[tid], self._offsets[tid + 1], factor))
+                found.append((self._offsets[tid], self._offsets[tid + 1]))
         return found
+
+    def _position(self, i: int, tid: int | None) -> int:
+        """Where skill ``i``'s posting of the term ``tid`` is, or -1 when it has none."""
+        if tid is None:
+            return -1
+        lo, hi = self._offsets[tid], self._offsets[tid + 1]
+        pos = bisect.bisect_left(self._docs, i, lo, hi)  # postings are in skill order
+        return pos if pos < hi and self._docs[pos] == i else -1
 
     def _matched(
         self, i: int, said: dict[str, str], looked: list[str], weights: dict[str, float]
     ) -> dict[str, list[str]]:
-        """The request's words skill ``i`` holds, by the field that holds each best (a word
-        of the same task group is shown as ``ship (~deploy)``)."""
-        matched: dict[str, list[str]] = {}
-        for word in looked:
-            if not weights.get(word, 1.0):
-                continue
-            best: tuple[float, int, str] | None = None
-            for term, factor in self._expanded(word):
-                tid = self._terms.get(term)
-                if tid is None:
+        """The request's words skill ``i`` holds, by the field of the evidence that counted for
+        each, as :meth:`_gains` counts it (a word of the same task group is shown as
+        ``ship (~deploy)``)."""
+        counted: dict[str, tuple[float, int, str]] = {}  # word -> (value, field, term)
+        taken: set[str] = set()
+        spoken = [word for word in looked if weights.get(word, 1.0)]
+        for word in spoken:
+            pos = self._position(i, self._terms.get(word))
+            if pos >= 0:
+                counted[word] = (self._values[pos], self._fields[pos], word)
+                taken.add(word)
+        for word in spoken:
+            pick = None
+            for term in sorted(related_words(word)):
+                pos = self._position(i, self._terms.get(term))
+                if pos < 0 or term in taken:
                     continue
-                lo, hi = self._offsets[tid], self._offsets[tid + 1]
-                pos = bisect.bisect_left(self._docs, i, lo, hi)  # postings are in skill order
-                if pos < hi and self._docs[pos] == i:
-                    value = factor * self._values[pos]
-                    if best is None or value > best[0]:
-                        best = (value, self._fields[pos], term)
-            if best is not None:
+                value = RELATED_FACTOR * self._values[pos]
+                if value > (pick or counted.get(word) or _NO_EVIDENCE)[0]:
+                    pick = (value, self._fields[pos], term)
+            if pick is not None:
+                counted[word] = pick
+                taken.add(pick[2])
+        matched: dict[str, list[str]] = {}
+        for word in spoken:
+            if word in counted:
+                _, field, term = counted[word]
                 shown = said.get(word, word)
-                note = shown if best[2] == word else f"{shown} (~{written_form(best[2])})"
-                matched.setdefault(_FIELD_NAMES[best[1]], []).append(note)
+                note = shown if term == word else f"{shown} (~{written_form(term)})"
+                matched.setdefault(_FIELD_NAMES[field], []).append(note)
         return matched
+
+
+def _add_stages(
+    scores: dict[int, float], meaning: dict[int, float], named: set[int], selected: dict[int, str]
+) -> None:
+    """The semantic stage, a named skill's least score and the ``paths`` bonus, added to
+    ``scores`` in place, each score then capped at 1."""
+    get = scores.get
+    for i, value in meaning.items():
+        scores[i] = get(i, 0.0) + SEMANTIC_WEIGHT * (value - SEMANTIC_FLOOR)
+    for i in named:
+        scores[i] = max(get(i, 0.0), NAMED_SCORE)
+    for i in selected:
+        scores[i] = get(i, 0.0) + PATHS_BONUS
+    for i, score in scores.items():
+        if score > 1.0:
+            scores[i] = 1.0
+
+
+def _stage_reasons(
+    i: int, meaning: dict[int, float], selected: dict[int, str]
+) -> dict[str, list[str]]:
+    """Why skill ``i`` ranks beyond its words: its semantic similarity, its ``paths`` glob."""
+    reasons: dict[str, list[str]] = {}
+    if i in meaning:
+        reasons["meaning"] = [f"{meaning[i]:.2f}"]
+    if i in selected:
+        reasons["paths"] = [selected[i]]
+    return reasons
+
+
+def _best_first(
+    scores: dict[int, float], skills: Sequence[SkillMetadata], limit: int | None
+) -> Iterator[int]:
+    """Skill indexes by score, best first (ties by path): the few best sorted first, the whole
+    order only when the caller skips so many (unusable skills) that it needs more."""
+
+    def key(i: int) -> tuple[float, str]:
+        return (-scores[i], skills[i].path)
+
+    if limit is None or len(scores) <= 4 * limit + 16:
+        yield from sorted(scores, key=key)
+        return
+    top = heapq.nsmallest(4 * limit + 16, scores, key=key)
+    yield from top
+    yield from sorted(scores, key=key)[len(top) :]
 
 
 def _judge(
