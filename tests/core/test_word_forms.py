@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillsd.core.catalog.suggest import CANDIDATE_THRESHOLD, DEFAULT_THRESHOLD, SuggestIndex
+from skillsd.core.catalog.suggest import (
+    CANDIDATE_THRESHOLD,
+    DEFAULT_THRESHOLD,
+    SuggestIndex,
+    request_stems,
+)
 from skillsd.core.catalog.task_words import implied_words
 from skillsd.core.catalog.word_forms import word_form
 from tests.support.root_catalog import catalog
@@ -23,6 +28,29 @@ def test_derivational_endings_fold_onto_one_form() -> None:
     assert word_form("server") != word_form("serve")
     assert word_form("paper") == "paper"
     assert word_form("analysis") == "analysis"
+
+
+def test_a_word_is_not_taken_for_the_function_word_it_stems_to(tmp_path: Path) -> None:
+    # "theme" stems to "them", "news" to "new", "noted" to "not": without care a request for a
+    # theme says nothing (a filler word), and a skill that says "them" matches "theme".
+    assert word_form("theme") == word_form("themes") == "theme" != word_form("them")
+    assert word_form("news") != word_form("new")
+    assert word_form("noted") != word_form("not")
+    assert word_form("getting") == word_form("get")  # an inflected filler word stays filler
+    assert request_stems("apply a theme to the deck") == ["apply", "theme", "deck"]
+    write_skill(tmp_path, "slide-themes", "Apply a color theme to a slide deck.")
+    write_skill(tmp_path, "weekly-report", "Write the weekly report and send it to them.")
+    ranked = SuggestIndex(catalog(tmp_path)).rank("pick a theme", explain=2)
+    assert [s.skill.name for s in ranked] == ["slide-themes"]
+    assert ranked[0].matched == {"name": ["theme"]}  # "slide-themes" holds it too
+
+
+def test_the_pieces_of_a_contraction_say_nothing() -> None:
+    # "don't" is written as "don" and "t" by the tokenizer; "don", "re", "isn" are no words.
+    request = "don't write code yet, we're stuck and it isn't working"
+    assert request_stems(request) == [word_form(w) for w in ("write", "code", "yet", "stuck")] + [
+        word_form("working")
+    ]
 
 
 def test_an_issue_key_implies_a_ticket_and_a_standard_does_not() -> None:

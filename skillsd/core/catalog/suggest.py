@@ -131,6 +131,7 @@ they this those through to too under until up us very want wants was we were wha
 where which while who why will with would you your yours help make sure thing things stuff
 way something using use used via new good best quick quickly really able i'm im it's dont
 don't can't cant lets let's hey hi thanks thank ok okay yes yeah also just still again
+don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn hadn ain re ll ve
 """
 _FILLER = frozenset(word_form(word) for word in _FILLER_WORDS.split())
 
