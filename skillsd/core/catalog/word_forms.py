@@ -22,35 +22,11 @@ _MIN_BASE = 4
 #: Function words a content word can stem to ("theme" and "them", "news" and "new", "noted" and
 #: "not"): a word that is not one of them but stems to one keeps its own form (less a plural
 #: "s"), so that it is not taken for the function word.
-_FUNCTION_WORDS = frozenset(
-    [
-        "them",
-        "not",
-        "should",
-        "will",
-        "one",
-        "new",
-        "our",
-        "her",
-        "their",
-        "what",
-        "out",
-        "can",
-        "off",
-        "over",
-        "still",
-        "here",
-        "who",
-        "are",
-        "your",
-        "own",
-        "mine",
-        "good",
-        "being",
-        "there",
-        "these",
-    ]
-)
+_FUNCTION_TEXT = """
+them not should will one new our her their what out can off over still here who are your own
+mine good being there these
+"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
 _FUNCTION_STEMS = frozenset(stem(word) for word in _FUNCTION_WORDS)
 
 
