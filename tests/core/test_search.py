@@ -380,6 +380,18 @@ def test_stem_leaves_short_non_ascii_and_mixed_tokens_alone() -> None:
         assert stem(token) == token
 
 
+def test_a_word_never_stems_to_a_function_word_it_is_not() -> None:
+    assert stem("theme") == stem("themes") == "theme" != stem("them")
+    assert stem("news") != stem("new") and stem("noted") != stem("not")
+    skills = [
+        make_skill("slide-styles", "Apply a colour theme to slides."),
+        make_skill("report-mailer", "Write the weekly report and send it to them."),
+    ]
+    # Before, "theme" was "them": the mailer matched a search for themes.
+    assert _names(search(skills, "theme")) == ["slide-styles"]
+    assert _names(search(skills, "themes")) == ["slide-styles"]
+
+
 def test_word_forms_match_in_descriptions_and_tags_not_typos_in_names() -> None:
     skills = [
         make_skill("db-tools", "Review database migrations before deploying."),

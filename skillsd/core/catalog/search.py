@@ -54,11 +54,13 @@ from skillsd_protocol.messages import SearchHit, SearchReason, SearchResult
 from skillsd_protocol.model import SCOPE_ORDER
 
 __all__ = [
+    "FUNCTION_WORDS",
     "SearchIndex",
     "normalize_text",
     "parse_tags",
     "stem",
     "tokenize",
+    "unlike_function_word",
 ]
 
 SCORE_EXACT_PATH: Final = 4.0
@@ -151,14 +153,38 @@ def _strip(word: str, suffix: str) -> str | None:
     return base
 
 
+#: Function words another word can stem to ("theme" and "them", "news" and "new", "noted" and
+#: "not"): such a word keeps its own form instead (:func:`unlike_function_word`).
+_FUNCTION_TEXT = """
+them not should will one new our her their what out can off over still here who are your own
+mine good being these
+"""
+FUNCTION_WORDS: Final = frozenset(_FUNCTION_TEXT.split())
+
+
+def unlike_function_word(token: str, form: str) -> str:
+    """``form``, the stem of ``token``, unless it is a function word ``token`` is not: then
+    ``token`` itself, less a plural "s" (``themes`` -> ``theme``, ``news`` -> ``news``)."""
+    if form not in FUNCTION_WORDS or token in FUNCTION_WORDS:
+        return form
+    single = token[:-1]
+    plural = token.endswith("s") and single not in FUNCTION_WORDS and len(single) > _MIN_STEM
+    return single if plural else token
+
+
 def stem(token: str) -> str:
     """A light English stem of a lowercase ASCII token; other tokens are returned unchanged.
 
     Plurals, ``-ing``, ``-ed`` and ``-ation`` go, then a final ``e``; a doubled final consonant
     left by ``-ing``/``-ed`` is undoubled. So migration, migrations, migrate, migrating and
     migrated all become ``migrat``; deploy, deploys, deploying and deployed ``deploy``. Both
-    the index and the query use it, so agreement matters more than linguistic accuracy.
+    the index and the query use it, so agreement matters more than linguistic accuracy; but a
+    word never becomes a function word it is not ("theme" stays ``theme``, not "them").
     """
+    return unlike_function_word(token, _stem(token))
+
+
+def _stem(token: str) -> str:
     if len(token) <= _MIN_STEM or not token.isascii() or not token.isalpha():
         return token
     word = token

@@ -13,33 +13,20 @@ from __future__ import annotations
 
 import functools
 
-from skillsd.core.catalog.search import stem
+from skillsd.core.catalog.search import stem, unlike_function_word
 
 __all__ = ["word_form"]
 
 #: The least length of what is left after a fold.
 _MIN_BASE = 4
-#: Function words a content word can stem to ("theme" and "them", "news" and "new", "noted" and
-#: "not"): a word that is not one of them but stems to one keeps its own form (less a plural
-#: "s"), so that it is not taken for the function word.
-_FUNCTION_TEXT = """
-them not should will one new our her their what out can off over still here who are your own
-mine good being there these
-"""
-_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
-_FUNCTION_STEMS = frozenset(stem(word) for word in _FUNCTION_WORDS)
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def word_form(token: str) -> str:
     """The matching form of a lowercase token (bounded cache: a catalog's skills share most of
     their words)."""
-    form = _folded(token)
-    if form in _FUNCTION_STEMS and token not in _FUNCTION_WORDS:
-        single = token[:-1]
-        plural = token.endswith("s") and single not in _FUNCTION_WORDS and len(single) > _MIN_BASE
-        return single if plural else token  # themes -> theme, news -> news
-    return form
+    # A fold may land on a function word too ("shoulder" -> "should").
+    return unlike_function_word(token, _folded(token))
 
 
 def _folded(token: str) -> str:
