@@ -121,7 +121,8 @@ _FIELD_NAMES = tuple(name for name, _, _ in FIELDS)
 _NO_MATCH = (0.0, -1)
 _NO_EVIDENCE = (0.0, -1, "")
 
-#: Words of any request: they say nothing about which skill fits.
+#: Words of any request: they say nothing about which skill fits. The tokenizer splits at an
+#: apostrophe, so "don't" arrives as "don" (and "t", too short to count).
 _FILLER_WORDS = """
 a about after all also am an and any are as at be been being but by can could did do does
 doing done for from get got had has have having he her here him his how i if in into is it
@@ -129,8 +130,8 @@ its just let like me mine more most my need needs no not now of off on once one 
 out over own please same she should so some such than that the their them then there these
 they this those through to too under until up us very want wants was we were what when
 where which while who why will with would you your yours help make sure thing things stuff
-way something using use used via new good best quick quickly really able i'm im it's dont
-don't can't cant lets let's hey hi thanks thank ok okay yes yeah also just still again
+way something using use used via new good best quick quickly really able im dont cant lets
+hey hi thanks thank ok okay yes yeah also just still again
 don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn hadn ain re ll ve
 """
 _FILLER = frozenset(word_form(word) for word in _FILLER_WORDS.split())
