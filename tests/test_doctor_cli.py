@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from skillsd.core.catalog.suggest import CANDIDATE_THRESHOLD, DEFAULT_THRESHOLD
 from skillsd.core.policy.fs_state import StateStore
 from tests.support.cli import run_tree_cli
 from tests.support.env import daemon_env
@@ -174,7 +175,8 @@ def test_doctor_shows_what_the_scan_sees_in_the_catalogs_skills(tree: dict[str, 
 
 def test_doctor_says_which_suggestion_stages_run(tree: dict[str, Path]) -> None:
     r = report(tree)
-    assert r["suggestThreshold"] == 0.5 and r["suggestCandidateThreshold"] == 0.34
+    assert r["suggestThreshold"] == DEFAULT_THRESHOLD
+    assert r["suggestCandidateThreshold"] == CANDIDATE_THRESHOLD
     lexical, semantic = r["suggestStages"]
     assert lexical == "lexical"
     # The test extra installs the semantic stage; a bare install names the extra instead.

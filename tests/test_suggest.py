@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from skillsd.core.catalog.suggest import CANDIDATE_THRESHOLD, DEFAULT_THRESHOLD
 from tests.support.cli import run_tree_cli
 from tests.support.client import Client
 from tests.support.env import example_user_env
@@ -25,7 +26,8 @@ def test_suggest_ranks_activates_and_says_why(client: Client, tree: dict[str, Pa
     assert first["skill"]["name"] == "pdf-forms" and first["activate"] is True
     assert 0.4 <= first["score"] <= 1 and first["loaded"] is False
     assert any(r.startswith("description: fill") for r in first["reasons"])
-    assert result["threshold"] == 0.5 and result["candidateThreshold"] == 0.34
+    assert result["threshold"] == DEFAULT_THRESHOLD
+    assert result["candidateThreshold"] == CANDIDATE_THRESHOLD
     assert first["candidate"] is False  # a skill activates: no candidates
     # A request no skill covers activates nothing.
     unrelated = client.ok("skills.suggest", prompt="what is the capital of Australia")
@@ -61,8 +63,8 @@ def test_the_cli_prints_score_activation_and_reasons(tree: dict[str, Path]) -> N
     assert out.stdout.startswith("1. release-notes  ")
     assert "(activates)" in out.stdout.splitlines()[0]
     assert out.stdout.rstrip().endswith(
-        "threshold 0.50 (config suggest.threshold); candidates from 0.34"
-        " (suggest.candidateThreshold)"
+        f"threshold {DEFAULT_THRESHOLD:.2f} (config suggest.threshold); candidates from"
+        f" {CANDIDATE_THRESHOLD:.2f} (suggest.candidateThreshold)"
     )
 
 

@@ -9,6 +9,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,11 +17,14 @@ from skillsd.cli.hook import hook_output
 from skillsd.core.catalog.fs_skill_evidence import BODY_BYTES, EvidenceCache, read_evidence
 from skillsd.core.catalog.suggest import (
     CANDIDATE_THRESHOLD,
+    COMMON_FLOOR,
     DEFAULT_THRESHOLD,
     RELATED_FACTOR,
     SuggestIndex,
     verdicts,
+    word_rarity,
 )
+from skillsd.core.catalog.word_forms import word_form
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import Suggestion
 from tests.corpora import CORPORA, needs_corpora
@@ -168,6 +172,22 @@ def test_a_word_of_the_skill_counts_for_one_word_of_the_request(tmp_path: Path) 
     assert two.score == pytest.approx(related.score / 2)
 
 
+def test_a_word_most_published_skills_use_counts_for_less(tmp_path: Path) -> None:
+    # The background is fixed (published skills, not the installed ones): "use" is in nearly
+    # every skill, "deploy" in some, "mandala" in almost none.
+    assert word_rarity(word_form("use")) == COMMON_FLOOR
+    assert COMMON_FLOOR < word_rarity(word_form("deploy")) < 1.0
+    assert word_rarity(word_form("mandala")) == 1.0
+    # It is keyed by today's word forms ("databases" and "themes" fold to listed forms).
+    assert word_rarity(word_form("databases")) < 1.0 and word_rarity(word_form("themes")) < 1.0
+    write_skill(tmp_path, "file-helper", "Use this to create, copy and move files and folders.")
+    write_skill(tmp_path, "mandala-art", "Draw mandala patterns.")
+    index = index_of(tmp_path)
+    ranked = {s.skill.name: s.score for s in index.rank("create a mandala and move it")}
+    # Without the discount the helper's "create" and "move" outweighed the one "mandala".
+    assert ranked["mandala-art"] > ranked["file-helper"]
+
+
 def test_a_trailing_skills_in_a_name_says_nothing_about_the_skill(tmp_path: Path) -> None:
     """Every skill is one: "mobile-ui-skills" is about mobile UI, "skill-creator" about skills."""
     write_skill(tmp_path / "a", "mobile-ui-skills", "Guidelines for mobile screens.")
@@ -302,13 +322,14 @@ def test_candidates_are_offered_only_when_nothing_activates() -> None:
 @needs_corpora
 def test_a_question_about_another_technology_is_offered_no_skill() -> None:
     index = index_of(CORPORA)
-    request = "why does my rust code fail the borrow checker"
+    request = "convert this vue 2 options api component to the composition api"
     ranked = index.rank(request, limit=3)
-    # It shares "fail" and "check" with the CI skill, enough for a candidate by score alone...
-    assert ranked[0].skill.name == "gh-fix-ci"
-    assert ranked[0].score >= CANDIDATE_THRESHOLD and ranked[0].foreign == ("rust",)
+    # It shares "composition" and "component" with a React skill, enough for a candidate by
+    # score alone...
+    assert ranked[0].skill.name == "vercel-composition-patterns"
+    assert ranked[0].score >= CANDIDATE_THRESHOLD and ranked[0].foreign == ("vue",)
     assert verdicts([s.score for s in ranked], DEFAULT_THRESHOLD, CANDIDATE_THRESHOLD)[0].candidate
-    # ...but it is a question about Rust, which no corpus skill mentions.
+    # ...but it is about Vue, which that skill never mentions.
     assert offered(index, request) == {}
 
 
@@ -335,15 +356,23 @@ def test_the_daemon_says_which_technology_a_skill_never_mentions(
 ) -> None:
     write_skill(
         tree["skills"],
-        "ci-doctor",
-        "Find why CI checks fail on a pull request and fix them.",
-        body="# Reading the logs\nFetch the failing job log first.\n",
+        "notes-drafter",
+        "Draft release notes from the merged pull requests.",
+        body="# Sections\nAdded, changed, fixed.\n",
     )
-    result = client.ok("skills.suggest", prompt="clippy checks fail in rust")
-    (hit,) = [s for s in result["suggestions"] if s["skill"]["name"] == "ci-doctor"]
-    assert CANDIDATE_THRESHOLD <= hit["score"] < DEFAULT_THRESHOLD
-    assert hit["candidate"] is False and hit["activate"] is False
-    assert "never mentions: rust" in hit["reasons"]
+
+    def hit(prompt: str) -> dict[str, Any]:
+        result = client.ok("skills.suggest", prompt=prompt)
+        (found,) = [s for s in result["suggestions"] if s["skill"]["name"] == "notes-drafter"]
+        return found
+
+    lock = hit("release the redis lock after the merge")
+    assert CANDIDATE_THRESHOLD <= lock["score"] < DEFAULT_THRESHOLD
+    assert lock["candidate"] is False and lock["activate"] is False
+    assert "never mentions: redis" in lock["reasons"]
+    # A skill that fits well still activates: the rule is about guesses only.
+    notes = hit("draft the release notes from the merged pull requests of our redis fork")
+    assert notes["activate"] is True and "never mentions: redis" in notes["reasons"]
 
 
 def _suggestion(name: str, activate: bool, candidate: bool) -> Suggestion:

@@ -62,12 +62,12 @@ def test_an_issue_key_implies_a_ticket_and_a_standard_does_not() -> None:
 
 
 def test_a_request_finds_a_skill_written_in_another_form_of_its_words(tmp_path: Path) -> None:
-    write_skill(tmp_path, "ship-it", "Deploy the app and verify the deploy.")
+    write_skill(tmp_path, "app-handoff", "Deploy the app and verify the deploy.")
     write_skill(tmp_path, "tracker", "Update tickets in the issue tracker.")
     write_skill(tmp_path, "charts", "Draw charts from tables.")
     index = SuggestIndex(catalog(tmp_path))
     ranked = index.rank("the deployment is verified?")
-    assert ranked[0].skill.name == "ship-it"
+    assert ranked[0].skill.name == "app-handoff"
     assert ranked[0].matched["description"] == ["deployment", "verified"]
     assert index.rank("close out FE-88, FE-91")[0].skill.name == "tracker"
     assert index.rank("decode UTF-8") == []

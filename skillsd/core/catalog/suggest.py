@@ -39,6 +39,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from skillsd.core.catalog.common_skill_words import WORD_SHARES
 from skillsd.core.catalog.fs_skill_evidence import NO_EVIDENCE, EvidenceCache, SkillEvidence
 from skillsd.core.catalog.search import parse_tags, tokenize
 from skillsd.core.catalog.task_words import implied_words, related_words, written_form
@@ -49,6 +50,8 @@ from skillsd_protocol import SkillMetadata
 
 __all__ = [
     "CANDIDATE_THRESHOLD",
+    "COMMON_FLOOR",
+    "COMMON_SHARE",
     "DEFAULT_THRESHOLD",
     "FIELDS",
     "GENERIC_WEIGHT",
@@ -68,15 +71,16 @@ __all__ = [
     "request_stems",
     "round_score",
     "verdicts",
+    "word_rarity",
 ]
 
 #: ``suggest.threshold``'s default: chosen on the tuning sets (docs/benchmarks.md,
 #: "Suggestions") so that unrelated requests activate nothing.
-DEFAULT_THRESHOLD = 0.5
+DEFAULT_THRESHOLD = 0.47
 #: ``suggest.candidateThreshold``'s default: when nothing activates and the best scores at
 #: least this, up to :data:`MAX_CANDIDATES` skills within :data:`NEAR_BEST` of it are offered
 #: as candidates (not a skill that never mentions a technology the request names).
-CANDIDATE_THRESHOLD = 0.34
+CANDIDATE_THRESHOLD = 0.32
 MAX_CANDIDATES = 3
 #: How far behind the best suggestion another may be and still activate or be a candidate.
 NEAR_BEST = 0.1
@@ -118,6 +122,33 @@ FIELDS: tuple[tuple[str, float, int], ...] = (
     ("body", 0.35, 120),
 )
 _FIELD_NAMES = tuple(name for name, _, _ in FIELDS)
+#: Fields from the description on: a word most skills use there says little about this one.
+_FIRST_DISCOUNTED = 2
+
+#: A word more than this share of published skills use (:mod:`common_skill_words`) counts
+#: for less in a skill's description and body, down to :data:`COMMON_FLOOR` of its weight.
+COMMON_SHARE = 0.02
+COMMON_FLOOR = 0.5
+_SHARES = {
+    word: float(share)
+    for word, share in (line.split() for line in WORD_SHARES.splitlines() if line)
+}
+
+
+def word_rarity(word: str) -> float:
+    """What the word counts for in a skill's description and body: 1 for a word few published
+    skills use, less the more use it (``log(1 / share) / log(1 / COMMON_SHARE)``), at least
+    :data:`COMMON_FLOOR`. A fixed background, never the installed catalog."""
+    share = _SHARES.get(word)
+    if share is None or share <= COMMON_SHARE:
+        return 1.0
+    return max(COMMON_FLOOR, math.log(1.0 / share) / math.log(1.0 / COMMON_SHARE))
+
+
+#: :func:`word_rarity` of every listed word, worked out once (an index build asks per word).
+_RARITY = {word: word_rarity(word) for word in _SHARES}
+
+
 _NO_MATCH = (0.0, -1)
 _NO_EVIDENCE = (0.0, -1, "")
 
@@ -374,10 +405,11 @@ class SuggestIndex:
                     # "pdf-skills": a name's trailing "skills" says what every skill is.
                     words.discard(word_form(parts[-1]))
                 words.add("".join(parts))  # "pdf-forms" also as "pdfforms"
-            value = weight * math.sqrt(reference / max(reference, len(words)))
+            base = weight * math.sqrt(reference / max(reference, len(words)))
             for word in words:
                 if len(word) < 2:
                     continue
+                value = base if field < _FIRST_DISCOUNTED else base * _RARITY.get(word, 1.0)
                 missing[word] = missing.get(word, 1.0) * (1.0 - value)
                 if word not in strongest or strongest[word][0] < value:
                     strongest[word] = (value, field)
