@@ -77,6 +77,8 @@ def test_a_phrase_of_a_software_situation_implies_its_task_word() -> None:
     assert implied_words("don't code yet, how would you add caching") == [word_form("plan")]
     assert implied_words("it works on my machine but not in the pipeline") == [word_form("ci")]
     assert implied_words("put it online so the team can try it") == [word_form("deploy")]
+    assert implied_words("push the site so the client can see it") == [word_form("deploy")]
+    assert implied_words("so the client can see the invoice total") == []
     assert implied_words("prep talking points for my 1:1") == [word_form("meeting")]
     assert implied_words("wrap the API so the agent can call it") == [word_form("integration")]
     assert implied_words("before writing any code, list the risks") == [word_form("plan")]

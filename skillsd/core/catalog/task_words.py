@@ -140,6 +140,10 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     (r"(?:go|goes|going|went) live|(?:put|get) (?:it|this|them) (?:online|up|live)", "deploy"),
     (r"(?:share|send|give me) (?:a|the) (?:link|url)", "deploy"),
     (r"so (?:people|others|anyone|friends|the team) can (?:see|open|visit|try)", "deploy"),
+    (
+        r"so (?:that )?(?:the|my|our) (?:clients?|boss) can (?:see|open|try|view) (?:it|this)",
+        "deploy",
+    ),
     (r"(?:public|shareable|live) (?:link|url)", "deploy"),
     (r"(?:pass|passes|passed|works|worked|green) (?:locally|on my machine)", "ci"),
     (r"red (?:build|check|checks|pipeline|ci)", "ci"),
