@@ -17,6 +17,9 @@ reference length counts for less (``sqrt(reference / length)``), so a skill cann
 breadth: a description that lists every API term matches much, each match weakly. A request
 word also finds the words of its task group (:mod:`skillsd.core.catalog.task_words`), for
 :data:`RELATED_FACTOR` of a match; a word of the skill answers for one word of the request.
+Past its name and tags, a skill's word counts for less the more published skills use it
+(:func:`word_rarity`, from the fixed table :mod:`skillsd.core.catalog.common_skill_words`):
+"use" or "create" in a description says little about which skill fits.
 
 The skill's own trigger queries count twice: as words, and as whole requests. A request close
 to one of its ``should_trigger: true`` queries scores at least that closeness; close to one of
