@@ -28,6 +28,7 @@ from skillsd.core.catalog.word_forms import word_form
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import Suggestion
 from tests.corpora import CORPORA, needs_corpora
+from tests.support.cli import run_tree_cli
 from tests.support.client import Client
 from tests.support.root_catalog import catalog
 from tests.support.skill_tree import write_skill
@@ -370,6 +371,10 @@ def test_the_daemon_says_which_technology_a_skill_never_mentions(
     assert CANDIDATE_THRESHOLD <= lock["score"] < DEFAULT_THRESHOLD
     assert lock["candidate"] is False and lock["activate"] is False
     assert "never mentions: redis" in lock["reasons"]
+    # The command line says why it is not a candidate.
+    out = run_tree_cli(tree, "suggest", "release the redis lock after the merge")
+    assert "notes-drafter" in out.stdout and "(not offered)" in out.stdout, out.stdout
+    assert "never mentions: redis" in out.stdout
     # A skill that fits well still activates: the rule is about guesses only.
     notes = hit("draft the release notes from the merged pull requests of our redis fork")
     assert notes["activate"] is True and "never mentions: redis" in notes["reasons"]

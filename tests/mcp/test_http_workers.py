@@ -14,7 +14,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +24,7 @@ import httpx2
 import pytest
 
 from skillsd.mcp_bridge.http_workers import Relays, SessionCounts, Worker, _Relay
+from tests.support.cli import run_cli
 from tests.support.mcp_http import (
     INIT,
     TOKEN,
@@ -71,19 +71,22 @@ def _connection_of_other_worker(port: int, than: str) -> tuple[KeepAlive, str]:
 
 
 @contextmanager
-def _across_workers(url: str) -> Iterator[tuple[str, KeepAlive, str]]:
-    """A session held by one worker, a connection the kernel gave another worker, and the
-    session opened on that connection (held by that other worker)."""
-    first = KeepAlive(_port(url))
-    _, headers, _ = first.call(INIT)
-    session = headers["mcp-session-id"]
-    first.call({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
-    conn, there = _connection_of_other_worker(_port(url), _worker_of(session))
-    try:
-        yield session, conn, there
-    finally:
-        conn.close()
-        first.close()
+def _across_workers(
+    tree: dict[str, Path],
+) -> Iterator[tuple[subprocess.Popen[bytes], str, KeepAlive, str]]:
+    """A two-worker server, a session held by one worker, a connection the kernel gave the
+    other worker, and the session opened on that connection (held by that other worker)."""
+    with server(tree, "--workers", "2") as (proc, url):
+        first = KeepAlive(_port(url))
+        _, headers, _ = first.call(INIT)
+        session = headers["mcp-session-id"]
+        first.call({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+        conn, there = _connection_of_other_worker(_port(url), _worker_of(session))
+        try:
+            yield proc, session, conn, there
+        finally:
+            conn.close()
+            first.close()
 
 
 def _workers(pid: int) -> list[int]:
@@ -113,14 +116,7 @@ def test_each_session_is_answered_whichever_worker_takes_its_connections(
 
 
 def test_one_kept_alive_connection_carries_both_workers_sessions(tree: dict[str, Path]) -> None:
-    with (
-        server(tree, "--workers", "2") as (proc, url),
-        _across_workers(url) as (
-            here,
-            conn,
-            there,
-        ),
-    ):
+    with _across_workers(tree) as (proc, here, conn, there):
         # ``conn`` was taken by the worker holding ``there``: ``here`` is the other's.
         fds: list[list[int]] = []
         for rounds in (1, 20):
@@ -145,14 +141,7 @@ def test_a_chunked_request_for_another_workers_session_is_answered_404(
 ) -> None:
     """Where a chunked body ends is not plain from its head, so it is not relayed: the worker
     that took it answers, and the session is not one of its own."""
-    with (
-        server(tree, "--workers", "2") as (_proc, url),
-        _across_workers(url) as (
-            here,
-            conn,
-            there,
-        ),
-    ):
+    with _across_workers(tree) as (_, here, conn, there):
         body = json.dumps(LIST).encode()
         head = [
             "POST /mcp HTTP/1.1",
@@ -171,14 +160,7 @@ def test_a_chunked_request_for_another_workers_session_is_answered_404(
 
 
 def test_a_session_stream_hears_a_change_through_the_relay(tree: dict[str, Path]) -> None:
-    with (
-        server(tree, "--workers", "2") as (_proc, url),
-        _across_workers(url) as (
-            session,
-            stream,
-            _,
-        ),
-    ):
+    with _across_workers(tree) as (_, session, stream, _):
         stream.call(dict(LIST, method="resources/list"), session)
         stream.send("GET", session=session)
         status, headers = stream.head()
@@ -248,15 +230,7 @@ def test_a_bad_worker_count_is_refused(tree: dict[str, Path], args: list[str], s
 
 def _mcp(tree: dict[str, Path], *args: str) -> subprocess.CompletedProcess[str]:
     """``skillsd mcp ARGS`` run to its end."""
-    return subprocess.run(
-        [sys.executable, "-m", "skillsd", "mcp", *args],
-        cwd=tree["project"],
-        env=http_env(tree),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    return run_cli("mcp", *args, cwd=tree["project"], env=http_env(tree))
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
@@ -275,14 +249,7 @@ def test_an_address_in_use_is_said_and_ends_with_status_1(
 def test_what_a_client_sends_during_a_relayed_reply_is_bounded(tree: dict[str, Path]) -> None:
     """While another worker answers (here a session's stream, which does not end), what the
     client sends next is held, up to 1 MiB; past it the connection is cut."""
-    with (
-        server(tree, "--workers", "2") as (_proc, url),
-        _across_workers(url) as (
-            session,
-            conn,
-            _,
-        ),
-    ):
+    with _across_workers(tree) as (_, session, conn, _):
         conn.send("GET", session=session)
         assert conn.head()[0] == 200
         try:
@@ -310,14 +277,7 @@ def test_a_large_relayed_reply_to_a_slow_reader_then_the_next_request(
     text = "".join(f"line {n} of a long reference\n" for n in range(200_000))  # ~5.5 MiB
     (big / "references" / "large.md").write_text(text)
     read = dict(READ, params={"uri": "skill://big-ref/references/large.md"})
-    with (
-        server(tree, "--workers", "2") as (_proc, url),
-        _across_workers(url) as (
-            session,
-            conn,
-            _,
-        ),
-    ):
+    with _across_workers(tree) as (_, session, conn, _):
         for n in range(3):
             conn.send("POST", dict(read, id=50 + n), session)
             time.sleep(0.5)  # the relay fills the buffers meanwhile

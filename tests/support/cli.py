@@ -14,7 +14,8 @@ from tests.support.env import daemon_env
 def run_cli(
     *args: str, cwd: Path, env: Mapping[str, str], timeout: float = 60
 ) -> subprocess.CompletedProcess[str]:
-    """``skillsd ARGS`` in ``cwd`` with ``env``."""
+    """``skillsd ARGS`` in ``cwd`` with ``env``, reading nothing (``skillsd mcp`` would wait on
+    an inherited standard input)."""
     return subprocess.run(
         [sys.executable, "-m", "skillsd", *args],
         cwd=cwd,
@@ -23,6 +24,7 @@ def run_cli(
         text=True,
         timeout=timeout,
         check=False,
+        stdin=subprocess.DEVNULL,
     )
 
 
