@@ -158,14 +158,21 @@ def evaluate(
 
 
 def flips(
-    small: SuggestIndex, big: SuggestIndex, rows: list[dict[str, Any]], threshold: float
+    small: SuggestIndex,
+    big: SuggestIndex,
+    rows: list[dict[str, Any]],
+    threshold: float,
+    semantic: tuple[Similarity, Similarity] | None = None,
 ) -> tuple[int, int]:
     """Requests for which a corpus skill's activation differs between the two catalogs: by its
     own score (a calibration failure), and because an added skill that fits the request better
     (by more than ``NEAR_BEST``) holds it back."""
 
     def active(index: SuggestIndex, query: str) -> tuple[set[str], set[str]]:
-        ranked = index.rank(query)
+        meaning = None
+        if semantic is not None:
+            meaning = semantic[index is big](query)
+        ranked = index.rank(query, similarity=meaning)
         marks = verdicts([s.score for s in ranked], threshold, 1.0)
         on = {s.skill.path for s, v in zip(ranked, marks, strict=True) if v.activate}
         over = {s.skill.path for s in ranked if round_score(s.score) >= round_score(threshold)}
@@ -197,13 +204,11 @@ def latency(
     return statistics.median(times), times[int(len(times) * 0.95)]
 
 
-def semantic_for(skills: Sequence[Any]) -> Similarity | None:
-    """The semantic stage over ``skills`` (None without the extra ``skillsd[semantic]``)."""
-    from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
+def semantic_for(skills: Sequence[Any]) -> Similarity:
+    """The semantic stage over ``skills``."""
+    from skillsd.runtime.embeddings import SemanticIndex, SemanticModel
 
-    if semantic_version() is None:
-        return None
-    return SemanticIndex(SemanticModel(tempfile.mkdtemp(prefix="skillsd-emb-")), skills)
+    return SemanticIndex(SemanticModel(), skills)
 
 
 _COLUMNS = (
@@ -261,9 +266,6 @@ def main() -> int:
                 semantic = semantic_for(
                     [s for s in catalog.skills if s.enabled and s.invocation.model]
                 )
-                if semantic is None:
-                    print("semantic stage not installed: pip install '.[semantic]'")
-                    continue
                 big_semantic = semantic_for(
                     [s for s in big_catalog.skills if s.enabled and s.invocation.model]
                 )
@@ -271,9 +273,9 @@ def main() -> int:
                 result = evaluate(index, rows, args.threshold, args.candidate_threshold, semantic)
                 p50, p95 = latency(big, rows, big_semantic)
                 result["latency_ms_1000"] = {"p50": p50, "p95": p95}
-                if stage == "lexical":
-                    by_score, held_back = flips(index, big, rows, args.threshold)
-                    result["flips_with_1000_more"] = {"score": by_score, "held_back": held_back}
+                pair = (semantic, big_semantic) if semantic and big_semantic else None
+                by_score, held_back = flips(index, big, rows, args.threshold, pair)
+                result["flips_with_1000_more"] = {"score": by_score, "held_back": held_back}
                 if args.sweep:
                     result["sweep"] = {
                         t: evaluate(index, rows, t, args.candidate_threshold, semantic)["kinds"]

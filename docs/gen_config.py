@@ -100,6 +100,12 @@ KEYS: dict[str, tuple[str, str]] = {
         "`suggest.threshold`, none is (docs/hooks.md).",
         "0.3",
     ),
+    "suggest.semantic": (
+        "Whether suggestions add what the request and each skill mean (the semantic stage: the "
+        "cosine of their meaning vectors, shipped with skillsd) to their matching words; off, "
+        "suggestions are lexical only (docs/hooks.md).",
+        "false",
+    ),
     "permissions.finalDeny": (
         "Rules nothing overrides, not even a remembered answer.",
         '["Bash(rm:*)"]',

@@ -39,7 +39,7 @@ def test_every_key_is_listed_with_type_default_and_example() -> None:
         for m in re.finditer(r"^\| `([\w.]+)` \| (.*) \|$", DOC.read_text(), re.M)
     }
     keys = [key for key, _, _ in gen_config.documented_keys()]
-    assert set(rows) == set(keys) and len(keys) == 33
+    assert set(rows) == set(keys) and len(keys) == 34
     for key in keys:
         type_text, default, example, meaning = rows[key]
         assert type_text and default.startswith("`") and example.startswith("`") and meaning

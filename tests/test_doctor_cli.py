@@ -179,6 +179,5 @@ def test_doctor_says_which_suggestion_stages_run(tree: dict[str, Path]) -> None:
     assert r["suggestCandidateThreshold"] == CANDIDATE_THRESHOLD
     lexical, semantic = r["suggestStages"]
     assert lexical == "lexical"
-    # The test extra installs the semantic stage; a bare install names the extra instead.
-    assert semantic.startswith("semantic (wordllama ") or "pip install '.[semantic]'" in semantic
+    assert semantic == "semantic (meaning vectors (256 dimensions))"
     assert "suggestions: lexical; semantic" in doctor(tree).stdout

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,9 +145,8 @@ def test_a_malformed_triggers_file_names_the_file_and_entry(tree: dict[str, Path
 def test_the_semantic_stage_lifts_a_request_that_shares_no_word(
     client: Client, tree: dict[str, Path]
 ) -> None:
-    """With the extra ``skillsd[semantic]`` (in the test extra), a paraphrase the skill's words
-    do not cover still ranks it, saying why ("meaning"); unrelated requests stay quiet."""
-    pytest.importorskip("wordllama")
+    """By default the semantic stage runs: a paraphrase the skill's words do not cover still
+    ranks it, saying why ("meaning"); unrelated requests stay quiet."""
     write_skill(tree["skills"], "deploy-site", "Deploy applications and websites to production.")
     result = client.ok("skills.suggest", prompt="ship my web app live")
     names = [s["skill"]["name"] for s in result["suggestions"]]
@@ -154,7 +154,27 @@ def test_the_semantic_stage_lifts_a_request_that_shares_no_word(
     hit = result["suggestions"][names.index("deploy-site")]
     assert any(r.startswith("meaning: ") for r in hit["reasons"])
     quiet = client.ok("skills.suggest", prompt="what is the capital of Australia")
-    assert not any(s["activate"] for s in quiet["suggestions"])
+    assert not any(s["activate"] or s["candidate"] for s in quiet["suggestions"])
+
+
+@pytest.mark.process
+def test_the_semantic_stage_can_be_turned_off(tree: dict[str, Path]) -> None:
+    """``suggest.semantic = false``: the same request is matched on its words alone, and
+    ``doctor`` says the stage is off."""
+    write_skill(tree["skills"], "deploy-site", "Deploy applications and websites to production.")
+    request = "ship my web app live"
+    on = json.loads(run_tree_cli(tree, "suggest", "--json", request).stdout)
+    (tree["tmp"] / "config.toml").write_text("[suggest]\nsemantic = false\n")
+    off = json.loads(run_tree_cli(tree, "suggest", "--json", request).stdout)
+
+    def reasons(result: dict[str, Any]) -> list[str]:
+        hits = [s for s in result["suggestions"] if s["skill"]["name"] == "deploy-site"]
+        return [r for s in hits for r in s["reasons"]]
+
+    assert any(r.startswith("meaning: ") for r in reasons(on))
+    assert not any(r.startswith("meaning: ") for r in reasons(off))
+    doctor = json.loads(run_tree_cli(tree, "doctor", "--json").stdout)
+    assert doctor["suggestStages"] == ["lexical", "semantic: off (suggest.semantic = false)"]
 
 
 def test_the_fusion_adds_meaning_above_its_floor_only() -> None:

@@ -108,7 +108,7 @@ class CachedCatalog:
     #: The search index of ``catalog`` (built on first search, off the event loop).
     search_index: tuple[Catalog, SearchIndex] | None = None
     suggest_index: tuple[Catalog, SuggestIndex] | None = None
-    #: The semantic stage's vectors of the same catalog (``skillsd[semantic]``).
+    #: The semantic stage's vectors of the same catalog.
     semantic_index: tuple[Catalog, Any] | None = None
     #: What is watched, and which event paths concern the catalog.
     watched: WatchPlan | None = None

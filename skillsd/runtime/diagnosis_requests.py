@@ -225,7 +225,7 @@ def _report(
         warnings=warnings,
         invalid_skills=catalog.errors,
         findings=_scan(catalog),
-        suggest_stages=_suggest_stages(),
+        suggest_stages=_suggest_stages(config),
         suggest_threshold=config.suggest.threshold,
         suggest_candidate_threshold=config.suggest.candidate_threshold,
         catalog_summary=list_summary(catalog, catalog.skills),
@@ -254,10 +254,10 @@ def _persona_problem(error: AgentLoadError) -> Diagnostic:
     return _diag("error", "agent.invalid", error.message, error.path)
 
 
-def _suggest_stages() -> list[str]:
-    semantic = semantic_version()
-    missing = "semantic: not installed (pip install '.[semantic]')"
-    return ["lexical", f"semantic ({semantic})" if semantic else missing]
+def _suggest_stages(config: Config) -> list[str]:
+    if not config.suggest.semantic:
+        return ["lexical", "semantic: off (suggest.semantic = false)"]
+    return ["lexical", f"semantic ({semantic_version()})"]
 
 
 def _scan(catalog: Catalog) -> list[ScanFinding]:

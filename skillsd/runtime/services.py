@@ -26,7 +26,7 @@ from skillsd.core.policy.permissions import Check, evaluate
 from skillsd.core.policy.sessions import Session, SessionStore
 from skillsd.core.policy.trust import TrustState, resolve_trust
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
-from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, semantic_version
+from skillsd.runtime.embeddings import SemanticIndex, SemanticModel
 from skillsd.runtime.file_ops import FileOps
 from skillsd.runtime.remote_skills import RemoteSkills
 from skillsd.runtime.request_view import RequestView
@@ -81,9 +81,8 @@ class Services:
     install_pool: FileOps = field(default_factory=FileOps.for_installs)
     #: The configured remotes' skills: background refresh, fetch-and-verify before a load.
     remotes: RemoteSkills = field(default_factory=RemoteSkills)
-    #: The suggestions' semantic stage, made on first use when its extra is installed.
-    semantic: SemanticModel | None = None
-    semantic_checked: bool = False
+    #: The suggestions' semantic stage (its vectors are read on first use).
+    semantic: SemanticModel = field(default_factory=SemanticModel)
     #: The use ledger (docs/usage.md): None records nothing.
     ledger: UseLedger | None = None
     #: False when the user acts directly (the CLI): no request is gated (docs/permissions.md).
@@ -230,13 +229,10 @@ class Services:
 
     async def similarity(self, view: View, request: str) -> Sequence[float] | None:
         """The semantic stage's similarity of each skill of the view's base catalog to
-        ``request`` (None without the extra ``skillsd[semantic]``, or when it fails: the
-        lexical ranking stands alone, and the failure is logged)."""
-        if self.semantic is None:
-            if self.semantic_checked or semantic_version() is None:
-                self.semantic_checked = True
-                return None
-            self.semantic = SemanticModel()
+        ``request`` (None when ``suggest.semantic`` is off, or when it fails: the lexical
+        ranking stands alone, and the failure is logged)."""
+        if not view.seen.config.suggest.semantic:
+            return None
         base = view.entry.catalog or view.catalog
         try:
             cached = view.entry.semantic_index

@@ -28,6 +28,11 @@ it, so the author's "not this" holds. Naming the skill (``pdf-forms``, "pdf form
 least :data:`NAMED_SCORE`; a skill whose ``paths`` match a file being worked on gains
 :data:`PATHS_BONUS`.
 
+Words miss a request that describes a situation ("the client can't see the site yet") rather
+than the task: the semantic stage adds what the request and the skill mean, the cosine of their
+meaning vectors (:mod:`skillsd.core.catalog.meaning_vectors`), above :data:`SEMANTIC_FLOOR`. It
+too depends on the request and the skill alone, so the score stays calibrated.
+
 Built once per catalog (:class:`SuggestIndex`); a query costs one pass over the postings of its
 few stems.
 """
@@ -97,10 +102,12 @@ SCORE_DECIMALS = 2
 #: bound what one request can cost.
 MAX_ACTIVE_FILES = 1000
 MAX_ACTIVE_FILE_BYTES = 4096
-#: The optional semantic stage (``skillsd[semantic]``): a cosine similarity over
-#: :data:`SEMANTIC_FLOOR` adds :data:`SEMANTIC_WEIGHT` times the excess to the score.
-SEMANTIC_WEIGHT = 0.4
-SEMANTIC_FLOOR = 0.2
+#: The semantic stage (:mod:`skillsd.core.catalog.meaning_vectors`, on unless
+#: ``suggest.semantic`` is false): a cosine similarity over :data:`SEMANTIC_FLOOR` adds
+#: :data:`SEMANTIC_WEIGHT` times the excess to the score. Both chosen on the tuning sets
+#: (docs/benchmarks.md, "The meaning stage").
+SEMANTIC_WEIGHT = 0.6
+SEMANTIC_FLOOR = 0.45
 
 #: What a generic word of a request weighs (a specific one weighs 1).
 GENERIC_WEIGHT = 0.3

