@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from skillsd.core.catalog.suggest import (
     word_rarity,
 )
 from skillsd.core.catalog.word_forms import word_form
+from skillsd.runtime.embeddings import SemanticIndex, SemanticModel
 from skillsd_protocol import SkillMetadata
 from skillsd_protocol.messages import Suggestion
 from tests.corpora import CORPORA, needs_corpora
@@ -40,9 +42,22 @@ def index_of(*roots: Path) -> SuggestIndex:
     return SuggestIndex.read(catalog(*roots), EvidenceCache())
 
 
+MEANING = SemanticModel()
+_MEANINGS: dict[int, tuple[SuggestIndex, SemanticIndex]] = {}
+
+
+def meaning(index: SuggestIndex, request: str) -> Sequence[float]:
+    """The semantic stage's similarities of ``index``'s skills to ``request``, as the daemon
+    computes them (on by default)."""
+    if id(index) not in _MEANINGS:
+        _MEANINGS[id(index)] = (index, SemanticIndex(MEANING, index.skills))
+    return _MEANINGS[id(index)][1](request)
+
+
 def decide(index: SuggestIndex, request: str) -> list[tuple[str, bool, bool]]:
-    """The top three as ``skills.suggest`` marks them: (name, activate, candidate)."""
-    ranked = index.rank(request, limit=3)
+    """The top three as ``skills.suggest`` marks them by default: (name, activate,
+    candidate)."""
+    ranked = index.rank(request, similarity=meaning(index, request), limit=3)
     marks = verdicts(
         [s.score for s in ranked],
         DEFAULT_THRESHOLD,
@@ -254,6 +269,25 @@ def test_a_slack_announcement_is_internal_comms() -> None:
 
 
 @needs_corpora
+def test_the_semantic_stage_offers_what_words_alone_miss() -> None:
+    """Requests of the tuning set that share too few words with the skill they need: on words
+    alone nothing is offered; with the semantic stage (the default) the skill is."""
+    index = index_of(CORPORA)
+    for request, skill in (
+        (
+            "I keep pasting the same 30 lines of instructions every time I do DB migrations, "
+            "can we package that so the agent just knows",
+            "skill-creator",
+        ),
+        ("restyle this deck with a consistent look, something with ocean tones", "theme-factory"),
+    ):
+        ranked = index.rank(request, limit=3)
+        marks = verdicts([s.score for s in ranked], DEFAULT_THRESHOLD, CANDIDATE_THRESHOLD)
+        assert not any(m.activate or m.candidate for m in marks), request
+        assert skill in offered(index, request), request
+
+
+@needs_corpora
 def test_an_unrelated_request_gets_neither_activation_nor_candidates() -> None:
     index = index_of(CORPORA)
     for request in ("what is the capital of Australia", "a banana bread recipe please"):
@@ -263,7 +297,8 @@ def test_an_unrelated_request_gets_neither_activation_nor_candidates() -> None:
 @needs_corpora
 def test_activation_is_the_same_with_1000_unrelated_skills_added(tmp_path: Path) -> None:
     """The corpus alone and the corpus plus 1 000 generated skills (bench/gen_corpus.py) give
-    each corpus skill the same score, so the same activation, on every request of the sets."""
+    each corpus skill the same score, so the same activation, on every request of the sets,
+    with the semantic stage as without it."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         from gen_corpus import generate
@@ -281,8 +316,14 @@ def test_activation_is_the_same_with_1000_unrelated_skills_added(tmp_path: Path)
     ]
     changed = []
     for request in requests:
-        alone = {s.skill.path: s.score for s in small.rank(request)}
-        among = {s.skill.path: s.score for s in big.rank(request) if s.skill.path in corpus}
+        alone = {
+            s.skill.path: s.score for s in small.rank(request, similarity=meaning(small, request))
+        }
+        among = {
+            s.skill.path: s.score
+            for s in big.rank(request, similarity=meaning(big, request))
+            if s.skill.path in corpus
+        }
         if alone != among:
             changed.append(request)
         on_alone = {p for p, score in alone.items() if round(score, 2) >= DEFAULT_THRESHOLD}
