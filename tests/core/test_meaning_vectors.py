@@ -14,6 +14,7 @@ import pytest
 from skillsd.core.catalog.meaning_vectors import (
     DIMENSIONS,
     MAGIC,
+    MAX_CHARS,
     MAX_TOKENS,
     MeaningVectors,
     cosine,
@@ -67,6 +68,14 @@ def test_the_sum_never_carries_between_dimensions() -> None:
     got = vectors.vector("deploy " * (MAX_TOKENS + 10))
     assert got is not None and got[0] < 0 < got[1] and len(set(got[1:])) == 1
     assert vectors.vector("site " * MAX_TOKENS) == pytest.approx([-v for v in got])
+
+
+def test_only_a_texts_opening_is_read() -> None:
+    """A skill's megabyte of ``when_to_use`` costs what its first :data:`MAX_CHARS` do: a word
+    past them is never read, whatever comes before it."""
+    vectors = MeaningVectors.from_bytes(model_file(random_rows("deploy", "site")))
+    assert vectors.vector("deploy" + " " * MAX_CHARS + "site") == vectors.vector("deploy")
+    assert vectors.vector("deploy" + " " * (MAX_CHARS - 20) + "site") != vectors.vector("deploy")
 
 
 def test_a_text_without_a_known_token_has_no_vector() -> None:

@@ -32,13 +32,16 @@ from functools import lru_cache
 
 from skillsd.core.catalog.wordpiece import WordPiece
 
-__all__ = ["DIMENSIONS", "MAX_TOKENS", "MeaningVectors", "cosine"]
+__all__ = ["DIMENSIONS", "MAGIC", "MAX_CHARS", "MAX_TOKENS", "MeaningVectors", "cosine"]
 
 MAGIC = b"skillsd meaning vectors 1\n"
 DIMENSIONS = 256
 #: Tokens of a text that count (the first): a skill's name, description and ``when_to_use``
 #: fit, and a long prompt's opening says what it asks.
 MAX_TOKENS = 256
+#: Characters of a text read (the first): more than :data:`MAX_TOKENS` tokens take, so a
+#: skill's long ``when_to_use`` costs no more than a short one.
+MAX_CHARS = 16 * MAX_TOKENS
 #: Rows kept as big integers at once (a few thousand tokens make most texts).
 _CACHED_ROWS = 4096
 _OFFSET = 128
@@ -110,7 +113,7 @@ class MeaningVectors:
         tokens has a vector."""
         rows_of, row = self._rows_of, self._row
         total = count = 0
-        for token in self.tokenizer.ids(text, MAX_TOKENS):
+        for token in self.tokenizer.ids(text[:MAX_CHARS], MAX_TOKENS):
             r = rows_of[token]
             if r >= 0:
                 total += row(r)
