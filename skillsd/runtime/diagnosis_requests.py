@@ -35,7 +35,7 @@ from skillsd.core.remote.fs_remote_roots import remotes_in_effect
 from skillsd.core.skill.fs_security_scan import scan_skill
 from skillsd.installing.installer import wire_findings
 from skillsd.runtime.caller import NOBODY, Caller, view_for
-from skillsd.runtime.embeddings import semantic_version
+from skillsd.runtime.embeddings import semantic_model_name
 from skillsd.runtime.list_summary import list_summary
 from skillsd.runtime.listing_requests import listing_warnings
 from skillsd.runtime.remote_store import remote_problems
@@ -257,7 +257,7 @@ def _persona_problem(error: AgentLoadError) -> Diagnostic:
 def _suggest_stages(config: Config) -> list[str]:
     if not config.suggest.semantic:
         return ["lexical", "semantic: off (suggest.semantic = false)"]
-    return ["lexical", f"semantic ({semantic_version()})"]
+    return ["lexical", f"semantic ({semantic_model_name()})"]
 
 
 def _scan(catalog: Catalog) -> list[ScanFinding]:

@@ -21,14 +21,14 @@ from skillsd.core.catalog.meaning_vectors import DIMENSIONS, MeaningVectors, cos
 from skillsd.core.catalog.wordpiece import WordPiece
 from skillsd_protocol import SkillMetadata
 
-__all__ = ["MAX_CACHED", "SemanticIndex", "SemanticModel", "semantic_version"]
+__all__ = ["MAX_CACHED", "SemanticIndex", "SemanticModel", "semantic_model_name"]
 
 #: Skill vectors kept at once, a kilobyte each (the least recently used go first).
 MAX_CACHED = 20_000
 _FILE = "meaning_vectors.bin"
 
 
-def semantic_version() -> str:
+def semantic_model_name() -> str:
     """What ``skillsd doctor`` names the stage's model."""
     return f"meaning vectors ({DIMENSIONS} dimensions)"
 
@@ -44,7 +44,7 @@ def _skill_text(skill: SkillMetadata) -> str:
 
 class SemanticModel:
     """The token vectors, read on first use, and the skill vectors made from them, by text
-    digest (one per process)."""
+    digest (one per process). ``data``: a vectors file's bytes, instead of the shipped file's."""
 
     def __init__(self, data: bytes | None = None) -> None:
         self._data = data
