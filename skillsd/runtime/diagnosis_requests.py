@@ -16,7 +16,7 @@ import asyncio
 import itertools
 import os
 import shutil
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Literal
 
 import msgspec
@@ -225,7 +225,7 @@ def _report(
         warnings=warnings,
         invalid_skills=catalog.errors,
         findings=_scan(catalog),
-        suggest_stages=_suggest_stages(config),
+        suggest_stages=_suggest_stages(config, svc.semantic.problem),
         suggest_threshold=config.suggest.threshold,
         suggest_candidate_threshold=config.suggest.candidate_threshold,
         catalog_summary=list_summary(catalog, catalog.skills),
@@ -254,9 +254,13 @@ def _persona_problem(error: AgentLoadError) -> Diagnostic:
     return _diag("error", "agent.invalid", error.message, error.path)
 
 
-def _suggest_stages(config: Config) -> list[str]:
+def _suggest_stages(config: Config, problem: Callable[[], str | None]) -> list[str]:
+    """The suggestion stages in use; ``problem`` reads the semantic stage's vectors (blocking)
+    and says why they cannot be used."""
     if not config.suggest.semantic:
         return ["lexical", "semantic: off (suggest.semantic = false)"]
+    if (why := problem()) is not None:
+        return ["lexical", f"semantic: unavailable ({why})"]
     return ["lexical", f"semantic ({semantic_model_name()})"]
 
 

@@ -11,6 +11,7 @@ embedding a catalog): the runtime calls it off the event loop.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from array import array
 from collections import OrderedDict
@@ -21,7 +22,15 @@ from skillsd.core.catalog.meaning_vectors import DIMENSIONS, MeaningVectors, cos
 from skillsd.core.catalog.wordpiece import WordPiece
 from skillsd_protocol import SkillMetadata
 
-__all__ = ["MAX_CACHED", "SemanticIndex", "SemanticModel", "semantic_model_name"]
+__all__ = [
+    "MAX_CACHED",
+    "SemanticIndex",
+    "SemanticModel",
+    "SemanticUnavailable",
+    "semantic_model_name",
+]
+
+log = logging.getLogger(__name__)
 
 #: Skill vectors kept at once, a kilobyte each (the least recently used go first).
 MAX_CACHED = 20_000
@@ -31,6 +40,10 @@ _FILE = "meaning_vectors.bin"
 def semantic_model_name() -> str:
     """What ``skillsd doctor`` names the stage's model."""
     return f"meaning vectors ({DIMENSIONS} dimensions)"
+
+
+class SemanticUnavailable(RuntimeError):
+    """The vectors cannot be read (a damaged install); the message names the file and why."""
 
 
 def _digest(text: str) -> str:
@@ -50,16 +63,33 @@ class SemanticModel:
         self._data = data
         self._lock = threading.Lock()
         self._loaded: MeaningVectors | None = None
+        self._failure: str | None = None
         self._made: OrderedDict[str, array[float] | None] = OrderedDict()
 
     def _model(self) -> MeaningVectors:
+        if self._failure is not None:
+            raise SemanticUnavailable(self._failure)  # said once, never read again
         if self._loaded is None:
             data = self._data
-            if data is None:
-                data = resources.files("skillsd.core.catalog").joinpath(_FILE).read_bytes()
-            self._loaded = MeaningVectors.from_bytes(data)
+            try:
+                if data is None:
+                    data = resources.files("skillsd.core.catalog").joinpath(_FILE).read_bytes()
+                self._loaded = MeaningVectors.from_bytes(data)
+            except (OSError, ValueError) as exc:
+                self._failure = f"{_FILE}: {exc}"
+                log.warning("the semantic stage is off: %s", self._failure)
+                raise SemanticUnavailable(self._failure) from None
             self._data = None
         return self._loaded
+
+    def problem(self) -> str | None:
+        """Why the vectors cannot be read (reading them if not yet read), or None."""
+        try:
+            with self._lock:
+                self._model()
+        except SemanticUnavailable as exc:
+            return str(exc)
+        return None
 
     def vectors(self, texts: Sequence[str]) -> list[array[float] | None]:
         """Each text's unit vector (None: no token of it has a vector), embedding only texts

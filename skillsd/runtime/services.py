@@ -26,7 +26,7 @@ from skillsd.core.policy.permissions import Check, evaluate
 from skillsd.core.policy.sessions import Session, SessionStore
 from skillsd.core.policy.trust import TrustState, resolve_trust
 from skillsd.runtime.catalog_cache import CachedCatalog, CatalogCache, Listener, Progress
-from skillsd.runtime.embeddings import SemanticIndex, SemanticModel
+from skillsd.runtime.embeddings import SemanticIndex, SemanticModel, SemanticUnavailable
 from skillsd.runtime.file_ops import FileOps
 from skillsd.runtime.remote_skills import RemoteSkills
 from skillsd.runtime.request_view import RequestView
@@ -242,6 +242,8 @@ class Services:
                 view.entry.semantic_index = cached
             index: SemanticIndex = cached[1]
             return await asyncio.to_thread(index, request)
+        except SemanticUnavailable:
+            return None  # a damaged install: said once, when the vectors were read
         except Exception:
             log.exception("the semantic stage failed; suggestions are lexical only")
             return None

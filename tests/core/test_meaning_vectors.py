@@ -19,7 +19,7 @@ from skillsd.core.catalog.meaning_vectors import (
     MeaningVectors,
     cosine,
 )
-from skillsd.runtime.embeddings import SemanticModel
+from skillsd.runtime.embeddings import SemanticModel, SemanticUnavailable
 
 VOCAB = ["[PAD]", "[UNK]", "deploy", "##ing", "site", "online", "slack", "gif", "the"]
 
@@ -124,3 +124,18 @@ def test_the_shipped_vectors_put_a_paraphrase_nearest_its_skill() -> None:
     assert deploy and gifs and request and unrelated
     assert cosine(request, deploy) > cosine(request, gifs) + 0.1
     assert cosine(unrelated, deploy) < cosine(request, deploy) - 0.1
+
+
+def test_a_damaged_install_turns_the_stage_off_once_saying_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Vectors that cannot be read make the stage unavailable: the reason names the file, is
+    logged once, and ``doctor``'s check gives it; the ranking goes on on words alone."""
+    model = SemanticModel(b"truncated")
+    for _ in range(3):
+        with pytest.raises(SemanticUnavailable, match=r"meaning_vectors\.bin: not a skillsd"):
+            model.vectors(["deploy the site"])
+    assert model.problem() == "meaning_vectors.bin: not a skillsd meaning-vectors file"
+    warned = [r for r in caplog.records if "semantic stage is off" in r.getMessage()]
+    assert len(warned) == 1
+    assert SemanticModel().problem() is None
