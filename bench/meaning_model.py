@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from skill_word_background import read_skills  # noqa: E402
+from skill_word_background import frontmatter, read_skills  # noqa: E402
 
-from skillsd.core.catalog.meaning_vectors import DIMENSIONS, MAGIC  # noqa: E402
+from skillsd.core.catalog.meaning_vectors import DIMENSIONS, MAGIC, skill_text  # noqa: E402
 
 SEED = 44
 BATCH = 32
@@ -49,16 +49,19 @@ LEAST_USES = 2
 
 def skill_texts(pairs: list[dict[str, Any]], collections: dict[str, Path]) -> dict[str, str]:
     """``collection:path`` -> the text the model embeds for the skill (as skillsd does)."""
-    import yaml
-
     texts: dict[str, str] = {}
     for row in pairs:
         key = f"{row['collection']}:{row['path']}"
         if key in texts:
             continue
-        raw = (collections[row["collection"]] / row["path"]).read_text(encoding="utf-8")
-        front = yaml.safe_load(raw.split("---", 2)[1])
-        texts[key] = f"{front['name'].replace('-', ' ')}. {front['description']}".strip()
+        found = frontmatter(collections[row["collection"]] / row["path"])
+        if found is not None:
+            front = found[0]
+            texts[key] = skill_text(
+                str(front.get("name", "")),
+                str(front.get("description", "")),
+                front.get("when_to_use") or None,
+            )
     return texts
 
 
@@ -166,7 +169,11 @@ def main() -> int:
     collections = {k: Path(v) for k, v in (c.split("=", 1) for c in args.collection)}
     rows = json.loads(args.pairs.read_text(encoding="utf-8"))
     texts = skill_texts(rows, collections)
-    pairs = [(texts[f"{r['collection']}:{r['path']}"], r["request"]) for r in rows]
+    pairs = [
+        (texts[key], r["request"])
+        for r in rows
+        if (key := f"{r['collection']}:{r['path']}") in texts
+    ]
     model = SentenceTransformer(str(args.base), device="cpu")
     model.max_seq_length = 96
     fine_tune(model, pairs, args.epochs)

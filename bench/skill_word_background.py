@@ -17,50 +17,62 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-import yaml
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from skillsd.core import limits  # noqa: E402
 from skillsd.core.catalog.search import tokenize  # noqa: E402
 from skillsd.core.catalog.word_forms import word_form  # noqa: E402
+from skillsd.core.fs.bounded_read import read_regular_file  # noqa: E402
+from skillsd.core.skill.frontmatter import (  # noqa: E402
+    FrontmatterError,
+    body_text,
+    decode_frontmatter,
+    load_frontmatter,
+    locate_frontmatter,
+)
 
 #: Words used by fewer skills than this share are not listed (they are not common).
 LEAST_SHARE = 0.02
 BODY_CHARS = 4000
-_FRONTMATTER = re.compile(r"^\ufeff?---\s*\n(.*?)\n---\s*\n(.*)$", re.S)
+
+
+def frontmatter(path: Path) -> tuple[dict[str, Any], str] | None:
+    """The frontmatter (every scalar a string) and the body of the ``SKILL.md`` at ``path``,
+    read as skillsd reads one (bounded, never a FIFO or a device), or None when it has none
+    skillsd can read. Its fields are not validated: a published skill whose name skillsd would
+    refuse still says what it is for."""
+    try:
+        read = read_regular_file(str(path), limits.MAX_SKILL_FILE_BYTES)
+        located = locate_frontmatter(read.data, at_eof=True)
+        if located is None:
+            return None
+        fields = load_frontmatter(decode_frontmatter(read.data, located))
+        return fields, body_text(read.data, located)
+    except (OSError, FrontmatterError):
+        return None
 
 
 def read_skills(folders: Iterable[Path]) -> Iterator[tuple[str, str, str]]:
     """(name, description, the text counted) of each readable ``SKILL.md`` under ``folders``."""
     for folder in folders:
         for path in sorted(folder.rglob("SKILL.md")):
-            match = _FRONTMATTER.match(path.read_text(encoding="utf-8", errors="replace"))
-            if match is None:
+            found = frontmatter(path)
+            if found is None:
                 continue
-            try:
-                front = yaml.safe_load(match.group(1))
-            except yaml.YAMLError:
-                continue
-            if not isinstance(front, dict):
-                continue
+            front, body = found
             name, description = front.get("name"), front.get("description")
             if not isinstance(name, str) or not isinstance(description, str):
                 continue
             when = front.get("when_to_use") or front.get("when-to-use") or ""
             text = " ".join(
-                (
-                    name,
-                    description,
-                    when if isinstance(when, str) else "",
-                    match.group(2)[:BODY_CHARS],
-                )
+                (name, description, when if isinstance(when, str) else "", body[:BODY_CHARS])
             )
             yield name, description, text
 

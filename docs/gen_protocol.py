@@ -68,7 +68,6 @@ _USAGE_TIMES = frozenset({"lastUsed", "lastSuggested"})
 #: ``doctor.report`` values that depend on the machine.
 FIXED_DOCTOR: dict[str, Any] = {
     "maxUserWatches": 65536,
-    "suggestStages": ["lexical", "semantic (meaning vectors (256 dimensions))"],
 }
 SESSION = "chat-1"
 TIMEOUT = 15.0

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import sys
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -43,15 +44,15 @@ def index_of(*roots: Path) -> SuggestIndex:
 
 
 MEANING = SemanticModel()
-_MEANINGS: dict[int, tuple[SuggestIndex, SemanticIndex]] = {}
+_MEANINGS: weakref.WeakKeyDictionary[SuggestIndex, SemanticIndex] = weakref.WeakKeyDictionary()
 
 
 def meaning(index: SuggestIndex, request: str) -> Sequence[float]:
     """The semantic stage's similarities of ``index``'s skills to ``request``, as the daemon
     computes them (on by default)."""
-    if id(index) not in _MEANINGS:
-        _MEANINGS[id(index)] = (index, SemanticIndex(MEANING, index.skills))
-    return _MEANINGS[id(index)][1](request)
+    if index not in _MEANINGS:
+        _MEANINGS[index] = SemanticIndex(MEANING, index.skills)
+    return _MEANINGS[index](request)
 
 
 def decide(index: SuggestIndex, request: str) -> list[tuple[str, bool, bool]]:

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from importlib import resources
 
-from skillsd.core.catalog.meaning_vectors import DIMENSIONS, MeaningVectors, cosine
+from skillsd.core.catalog.meaning_vectors import DIMENSIONS, MeaningVectors, cosine, skill_text
 from skillsd.core.catalog.wordpiece import WordPiece
 from skillsd_protocol import SkillMetadata
 
@@ -51,8 +51,8 @@ def _digest(text: str) -> str:
 
 
 def _skill_text(skill: SkillMetadata) -> str:
-    when = skill.host.when_to_use if skill.host is not None and skill.host.when_to_use else ""
-    return f"{skill.name.replace('-', ' ')}. {skill.description} {when}".strip()
+    when = skill.host.when_to_use if skill.host is not None else None
+    return skill_text(skill.name, skill.description, when)
 
 
 class SemanticModel:

@@ -139,3 +139,23 @@ def test_a_damaged_install_turns_the_stage_off_once_saying_why(
     warned = [r for r in caplog.records if "semantic stage is off" in r.getMessage()]
     assert len(warned) == 1
     assert SemanticModel().problem() is None
+
+
+def test_a_skill_is_embedded_again_only_when_its_text_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Skill vectors are kept by the digest of their text: a catalog's second index embeds
+    only the skill whose text changed."""
+    embedded: list[str] = []
+    real = MeaningVectors.vector
+
+    def counted(self: MeaningVectors, text: str) -> array[float] | None:
+        embedded.append(text)
+        return real(self, text)
+
+    monkeypatch.setattr(MeaningVectors, "vector", counted)
+    model = SemanticModel(model_file(random_rows("deploy", "site", "online")))
+    first = model.vectors(["deploy the site", "site online"])
+    again = model.vectors(["deploy the site", "site online now"])
+    assert embedded == ["deploy the site", "site online", "site online now"]
+    assert again[0] is first[0]

@@ -32,7 +32,15 @@ from functools import lru_cache
 
 from skillsd.core.catalog.wordpiece import WordPiece
 
-__all__ = ["DIMENSIONS", "MAGIC", "MAX_CHARS", "MAX_TOKENS", "MeaningVectors", "cosine"]
+__all__ = [
+    "DIMENSIONS",
+    "MAGIC",
+    "MAX_CHARS",
+    "MAX_TOKENS",
+    "MeaningVectors",
+    "cosine",
+    "skill_text",
+]
 
 MAGIC = b"skillsd meaning vectors 1\n"
 DIMENSIONS = 256
@@ -47,6 +55,11 @@ _CACHED_ROWS = 4096
 _OFFSET = 128
 #: An array type code of 32-bit unsigned fields.
 _FIELD = next(code for code in "ILH" if array(code).itemsize == 4)
+
+
+def skill_text(name: str, description: str, when_to_use: str | None) -> str:
+    """The text a skill's vector is made from (the vectors were trained on the same)."""
+    return f"{name.replace('-', ' ')}. {description} {when_to_use or ''}".strip()
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
