@@ -5,8 +5,6 @@ repository the user has not trusted, so a description cannot forge skill entries
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,7 +15,7 @@ import pytest
 from skillsd.cli.hook import context_text, hook_output, one_line
 from skillsd_protocol import ResourceCounts, SkillMetadata
 from skillsd_protocol.messages import Suggestion
-from tests.support.daemons import daemon_pids, kill_pid
+from tests.support.daemons import shared_daemon_runtime
 from tests.support.env import example_user_env
 
 FORGED = (
@@ -122,12 +120,8 @@ def repo(tmp_path: Path) -> Path:
 @pytest.fixture
 def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     """An isolated user with a short runtime dir for the shared daemon (killed after)."""
-    runtime = Path("/tmp") / f"sdf-{os.getpid()}-{tmp_path.name[-6:]}"
-    runtime.mkdir(mode=0o700)
-    yield {**example_user_env(tmp_path), "SKILLSD_RUNTIME_DIR": str(runtime)}
-    for pid in daemon_pids(runtime / "skillsd.sock"):
-        kill_pid(pid)
-    shutil.rmtree(runtime, ignore_errors=True)
+    with shared_daemon_runtime("sdf-") as runtime:
+        yield {**example_user_env(tmp_path), "SKILLSD_RUNTIME_DIR": str(runtime)}
 
 
 def run(repo: Path, env: dict[str, str], *args: str, stdin: str = "") -> str:

@@ -17,7 +17,7 @@ import pytest
 
 from tests.corpora import CORPORA, needs_corpora
 from tests.support.capture_server import BIN, Capture, CaptureServer, strings
-from tests.support.daemons import daemon_pids, kill_pid
+from tests.support.daemons import shared_daemon_runtime
 
 ROOT = Path(__file__).resolve().parents[1]
 SKILLSD = ROOT / ".venv" / "bin" / "skillsd"
@@ -47,11 +47,8 @@ def agent(tmp_path: Path) -> Iterator[dict[str, Path]]:
     hook = f"sh -c '{SKILLSD} hook claude-code | tee -a {log}'"
     settings = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": hook}]}]}}
     (home / ".claude" / "settings.json").write_text(json.dumps(settings))
-    runtime = Path("/tmp") / f"sdc-{os.getpid()}-{tmp_path.name[-6:]}"
-    runtime.mkdir(mode=0o700)
-    yield {"home": home, "project": project, "log": log, "runtime": runtime}
-    for pid in daemon_pids(runtime / "skillsd.sock"):
-        kill_pid(pid)
+    with shared_daemon_runtime("sdc-") as runtime:
+        yield {"home": home, "project": project, "log": log, "runtime": runtime}
 
 
 def _ask(agent: dict[str, Path], prompt: str) -> tuple[str, list[str]]:

@@ -7,10 +7,12 @@ import contextlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -289,3 +291,17 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+@contextlib.contextmanager
+def shared_daemon_runtime(prefix: str) -> Iterator[Path]:
+    """A fresh, short runtime directory (a Unix socket path must fit in 108 bytes) for the
+    shared daemon a hook or a proxy starts; afterwards that daemon is killed and the directory
+    removed. Made by ``mkdtemp``, so a leftover of an earlier run can never collide."""
+    runtime = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    try:
+        yield runtime
+    finally:
+        for pid in daemon_pids(runtime / "skillsd.sock"):
+            kill_pid(pid)
+        shutil.rmtree(runtime, ignore_errors=True)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.daemons import daemon_pids, kill_pid
+from tests.support.daemons import shared_daemon_runtime
 from tests.support.env import example_user_env
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "project"
@@ -19,12 +18,8 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "project"
 def hook_daemon_env(tmp_path: Path) -> Iterator[dict[str, str]]:
     """The examples' environment with a short runtime dir for the shared daemon the hook
     starts (killed after)."""
-    runtime = Path("/tmp") / f"sdh-{os.getpid()}-{tmp_path.name[-6:]}"
-    runtime.mkdir(mode=0o700)
-    env = {**example_user_env(tmp_path), "SKILLSD_RUNTIME_DIR": str(runtime)}
-    yield env
-    for pid in daemon_pids(runtime / "skillsd.sock"):
-        kill_pid(pid)
+    with shared_daemon_runtime("sdh-") as runtime:
+        yield {**example_user_env(tmp_path), "SKILLSD_RUNTIME_DIR": str(runtime)}
 
 
 def run_hook(agent: str, stdin: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
