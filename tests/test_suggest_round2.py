@@ -280,7 +280,11 @@ def test_the_semantic_stage_offers_what_words_alone_miss() -> None:
             "can we package that so the agent just knows",
             "skill-creator",
         ),
-        ("restyle this deck with a consistent look, something with ocean tones", "theme-factory"),
+        (
+            "build the signup page for my ceramics studio site, want it to feel bespoke and "
+            "opinionated",
+            "frontend-design",
+        ),
     ):
         ranked = index.rank(request, limit=3)
         marks = verdicts([s.score for s in ranked], DEFAULT_THRESHOLD, CANDIDATE_THRESHOLD)
@@ -383,9 +387,7 @@ def test_the_daemon_marks_candidates(client: Client, tree: dict[str, Path]) -> N
         "Keep CHANGELOG.md in the keep-a-changelog format.",
         body="# Sections\nAdded, changed, fixed.\n",
     )
-    result = client.ok(
-        "skills.suggest", prompt="add a line about the fixed login bug to the changelog"
-    )
+    result = client.ok("skills.suggest", prompt="write the changelog entry for the login fix")
     hits = {s["skill"]["name"]: s for s in result["suggestions"]}
     hit = hits["changelog-writer"]
     assert hit["activate"] is False and hit["candidate"] is True
