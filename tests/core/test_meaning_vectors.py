@@ -110,14 +110,14 @@ def test_a_file_of_other_dimensions_or_rows_out_of_range_is_refused() -> None:
 
 
 def test_the_shipped_vectors_put_a_paraphrase_nearest_its_skill() -> None:
-    """What the stage is for: a request in none of the skill's words ("put this site online")
+    """What the stage is for: a request in none of the skill's words ("publish my website")
     is nearer the deploy skill than a skill about something else."""
     model = SemanticModel()
     deploy, gifs, request, unrelated = model.vectors(
         [
             "deploy to vercel. Deploy applications and websites to Vercel.",
             "slack gif creator. Animated GIFs optimized for Slack.",
-            "put this site online so the client can see it",
+            "publish my website",
             "what's a good recipe for banana bread",
         ]
     )

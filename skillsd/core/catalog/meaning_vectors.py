@@ -116,6 +116,16 @@ class MeaningVectors:
             raise ValueError("a token's row number is out of range")
         return cls(model, vocab, rows_of, matrix)
 
+    @property
+    def rows_of(self) -> array[int]:
+        """Each token's row of :attr:`matrix`, -1 for a token without a vector."""
+        return self._rows_of
+
+    @property
+    def matrix(self) -> bytes:
+        """The rows, :data:`DIMENSIONS` bytes each: a dimension's value plus 128."""
+        return self._matrix
+
     def _row_integer(self, row: int) -> int:
         start = row * DIMENSIONS
         fields = array(_FIELD, iter(self._matrix[start : start + DIMENSIONS]))

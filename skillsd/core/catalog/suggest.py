@@ -88,7 +88,7 @@ DEFAULT_THRESHOLD = 0.47
 #: ``suggest.candidateThreshold``'s default: when nothing activates and the best scores at
 #: least this, up to :data:`MAX_CANDIDATES` skills within :data:`NEAR_BEST` of it are offered
 #: as candidates (not a skill that never mentions a technology the request names).
-CANDIDATE_THRESHOLD = 0.32
+CANDIDATE_THRESHOLD = 0.35
 MAX_CANDIDATES = 3
 #: How far behind the best suggestion another may be and still activate or be a candidate.
 NEAR_BEST = 0.1
@@ -107,8 +107,8 @@ MAX_ACTIVE_FILE_BYTES = 4096
 #: :data:`SEMANTIC_WEIGHT` times the excess to the score. Both chosen on the tuning sets with
 #: 545 unrelated requests, so that unrelated requests stay quiet (docs/benchmarks.md, "The
 #: meaning stage, judged on 545 unrelated requests").
-SEMANTIC_WEIGHT = 0.2
-SEMANTIC_FLOOR = 0.5
+SEMANTIC_WEIGHT = 0.6
+SEMANTIC_FLOOR = 0.2
 
 #: What a generic word of a request weighs (a specific one weighs 1).
 GENERIC_WEIGHT = 0.3
