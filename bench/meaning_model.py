@@ -39,6 +39,7 @@ import json
 import random
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,19 @@ def skill_texts(pairs: list[dict[str, Any]], collections: dict[str, Path]) -> di
     return texts
 
 
+def contrastive_loss(encode: Callable[[list[str]], Any], batch: list[tuple[str, str]]) -> Any:
+    """In-batch contrastive loss of (skill text, request) pairs: each request against every
+    skill of its batch, ``encode`` giving unit vectors."""
+    import torch
+
+    skills = [skill for skill, _ in batch]
+    logits = encode([q for _, q in batch]) @ encode(skills).T / TEMPERATURE
+    # Two requests of one skill in a batch: the other's skill is no negative.
+    same = torch.tensor([[a == b for b in skills] for a in skills])
+    logits = logits.masked_fill(same & ~torch.eye(len(batch), dtype=torch.bool), -1e4)
+    return torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
+
+
 def fine_tune(model: Any, pairs: list[tuple[str, str]], epochs: int) -> None:
     import torch
 
@@ -107,13 +121,7 @@ def fine_tune(model: Any, pairs: list[tuple[str, str]], epochs: int) -> None:
         rng.shuffle(pairs)
         total = 0.0
         for start in range(0, len(pairs), BATCH):
-            batch = pairs[start : start + BATCH]
-            skills = [skill for skill, _ in batch]
-            logits = encode([q for _, q in batch]) @ encode(skills).T / TEMPERATURE
-            # Two requests of one skill in a batch: the other's skill is no negative.
-            same = torch.tensor([[a == b for b in skills] for a in skills])
-            logits = logits.masked_fill(same & ~torch.eye(len(batch), dtype=torch.bool), -1e4)
-            loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
+            loss = contrastive_loss(encode, pairs[start : start + BATCH])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -229,12 +237,7 @@ def refine(
     batches = range(0, len(pairs), REFINE_BATCH)
     share = max(1, len(near_misses) // len(batches))
     for n, at in enumerate(batches):
-        batch = pairs[at : at + REFINE_BATCH]
-        skills = [skill for skill, _ in batch]
-        logits = embed([q for _, q in batch]) @ embed(skills).T / TEMPERATURE
-        same = torch.tensor([[a == b for b in skills] for a in skills])
-        logits = logits.masked_fill(same & ~torch.eye(len(batch), dtype=torch.bool), -1e4)
-        loss = torch.nn.functional.cross_entropy(logits, torch.arange(len(batch)))
+        loss = contrastive_loss(embed, pairs[at : at + REFINE_BATCH])
         misses = near_misses[n * share : (n + 1) * share]
         if misses:
             skill_vectors = embed([s for s, _ in misses])
