@@ -3,6 +3,7 @@
 
     python bench/meaning_model.py --base DIR --collection OWNER/NAME=DIR [...]
                                   [--pairs bench/meaning_pairs.json] [--epochs 2]
+                                  [--situations bench/meaning_situations.json]
                                   [--near-misses bench/meaning_near_misses.json] [--out PATH]
     python bench/meaning_model.py --from VECTORS --collection OWNER/NAME=DIR [...] [--out PATH]
 
@@ -23,12 +24,14 @@ one). Five steps:
 4. **Keep** the tokens used at least twice in the collections' skills and the requests; the
    others have no vector (a text's other tokens still count).
 5. **Refine** the kept vectors themselves, as skillsd uses them (a text's vector is the mean of
-   its tokens'), for one pass over the pairs with the same contrastive loss, and over
-   ``--near-misses``: 2 560 requests, two per skill, that share the skill's subject but ask for
-   another task ("write a GitHub Actions workflow that publishes on every tag" for a skill that
-   fixes failing checks). Each must be less similar to that skill than one of the skill's own
-   requests, by :data:`NEAR_MISS_MARGIN`: similarity alone cannot tell such a request from the
-   skill's, and the suggestions' false candidates are mostly of this kind. ``--from`` starts
+   its tokens'), for one pass over the pairs and ``--situations`` (2 560 more requests, two per
+   skill, that describe the user's situation and never name the task) with the same
+   contrastive loss, and over ``--near-misses``: 5 120 requests, four per skill, that share the
+   skill's subject but ask for another task ("write a GitHub Actions workflow that publishes on
+   every tag" for a skill that fixes failing checks). Each must be less similar to that skill
+   than one of the skill's own requests, by :data:`NEAR_MISS_MARGIN`: similarity alone cannot
+   tell such a request from the skill's, and the suggestions' false candidates are mostly of
+   this kind. ``--from`` starts
    here, from a vectors file (steps 1-4 done).
 """
 
@@ -69,8 +72,8 @@ LEAST_USES = 2
 REFINE_RATE = 0.3
 REFINE_ANCHOR = 1e-4
 REFINE_BATCH = 64
-NEAR_MISS_MARGIN = 0.2
-NEAR_MISS_WEIGHT = 30.0
+NEAR_MISS_MARGIN = 0.3
+NEAR_MISS_WEIGHT = 100.0
 
 
 def skill_texts(pairs: list[dict[str, Any]], collections: dict[str, Path]) -> dict[str, str]:
@@ -265,8 +268,9 @@ def refine(
     return rebuilt
 
 
-def near_miss_texts(path: Path, texts: dict[str, str]) -> list[tuple[str, str]]:
-    """``--near-misses``: (skill text, request) for each near miss whose skill was read."""
+def request_texts(path: Path, texts: dict[str, str]) -> list[tuple[str, str]]:
+    """``--situations``, ``--near-misses``: (skill text, request) for each row whose skill was
+    read."""
     rows = json.loads(path.read_text(encoding="utf-8"))
     return [
         (texts[key], r["request"])
@@ -282,6 +286,9 @@ def main() -> int:
     start.add_argument("--from", type=Path, dest="start", help="a vectors file (step 5 only)")
     parser.add_argument("--collection", action="append", required=True, metavar="OWNER/NAME=DIR")
     parser.add_argument("--pairs", type=Path, default=ROOT / "bench" / "meaning_pairs.json")
+    parser.add_argument(
+        "--situations", type=Path, default=ROOT / "bench" / "meaning_situations.json"
+    )
     parser.add_argument(
         "--near-misses", type=Path, default=ROOT / "bench" / "meaning_near_misses.json"
     )
@@ -315,8 +322,10 @@ def main() -> int:
             uses.update(tokenizer(request, add_special_tokens=False)["input_ids"])
         vocab = [tokenizer.convert_ids_to_tokens(i) for i in range(tokenizer.vocab_size)]
         data = encode(stored, vocab, uses, f"fine-tuned on {len(pairs)} request/skill pairs")
-    misses = near_miss_texts(args.near_misses, texts)
-    data = refine(data, pairs, misses, f"refined with {len(misses)} near misses")
+    situations = request_texts(args.situations, texts)
+    misses = request_texts(args.near_misses, texts)
+    note = f"refined with {len(situations)} more requests and {len(misses)} near misses"
+    data = refine(data, pairs + situations, misses, note)
     args.out.write_bytes(data)
     print(f"-> {args.out}")
     return 0

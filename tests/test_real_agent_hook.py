@@ -94,7 +94,7 @@ def test_claude_code_receives_activated_and_candidate_context(agent: dict[str, P
     assert "\n- gh-fix-ci (" in context
     assert seen and "UserPromptSubmit hook additional context: " + context in seen[0]
 
-    printed, seen = _ask(agent, "put this site online so the client can see it")
+    printed, seen = _ask(agent, "host this site so the client can see it")
     context = json.loads(printed)["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("Skills that may fit this request (skillsd): before you start")
     assert '\n- deploy-to-vercel: "Deploy applications and websites to Vercel.' in context

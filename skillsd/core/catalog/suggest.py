@@ -88,7 +88,7 @@ DEFAULT_THRESHOLD = 0.47
 #: ``suggest.candidateThreshold``'s default: when nothing activates and the best scores at
 #: least this, up to :data:`MAX_CANDIDATES` skills within :data:`NEAR_BEST` of it are offered
 #: as candidates (not a skill that never mentions a technology the request names).
-CANDIDATE_THRESHOLD = 0.35
+CANDIDATE_THRESHOLD = 0.32
 MAX_CANDIDATES = 3
 #: How far behind the best suggestion another may be and still activate or be a candidate.
 NEAR_BEST = 0.1
@@ -107,8 +107,8 @@ MAX_ACTIVE_FILE_BYTES = 4096
 #: :data:`SEMANTIC_WEIGHT` times the excess to the score. Both chosen on the tuning sets with
 #: 545 unrelated requests, so that unrelated requests stay quiet (docs/benchmarks.md, "The
 #: meaning stage, judged on 545 unrelated requests").
-SEMANTIC_WEIGHT = 0.6
-SEMANTIC_FLOOR = 0.2
+SEMANTIC_WEIGHT = 1.0
+SEMANTIC_FLOOR = 0.25
 
 #: What a generic word of a request weighs (a specific one weighs 1).
 GENERIC_WEIGHT = 0.3
@@ -469,8 +469,9 @@ class SuggestIndex:
                     selected[i] = why
         meaning = {i: value for i, value in enumerate(similarity or ()) if value > SEMANTIC_FLOOR}
         scores = {i: min(1.0, gain / total) for i, gain in self._gains(looked, weights).items()}
-        notes = self._judged(scores, weights)
-        _add_stages(scores, meaning, named, selected)
+        _add_meaning(scores, meaning)
+        notes = self._judged(scores, weights)  # the author's "not this" holds against meaning too
+        _add_stages(scores, named, selected)
         said: dict[str, str] = {}
         for token in spoken:
             said.setdefault(word_form(token), token)  # reasons quote the request's own words
@@ -639,14 +640,17 @@ class SuggestIndex:
         return matched
 
 
-def _add_stages(
-    scores: dict[int, float], meaning: dict[int, float], named: set[int], selected: dict[int, str]
-) -> None:
-    """The semantic stage, a named skill's least score and the ``paths`` bonus, added to
-    ``scores`` in place, each score then capped at 1."""
+def _add_meaning(scores: dict[int, float], meaning: dict[int, float]) -> None:
+    """The semantic stage, added to ``scores`` in place."""
     get = scores.get
     for i, value in meaning.items():
         scores[i] = get(i, 0.0) + SEMANTIC_WEIGHT * (value - SEMANTIC_FLOOR)
+
+
+def _add_stages(scores: dict[int, float], named: set[int], selected: dict[int, str]) -> None:
+    """A named skill's least score and the ``paths`` bonus, added to ``scores`` in place, each
+    score then capped at 1."""
+    get = scores.get
     for i in named:
         scores[i] = max(get(i, 0.0), NAMED_SCORE)
     for i in selected:
