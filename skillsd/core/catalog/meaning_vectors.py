@@ -5,8 +5,10 @@ A text's vector is the mean of its WordPiece tokens' vectors, made unit length; 
 as close as the cosine of their vectors. The token vectors are static: each is what a sentence
 model (all-MiniLM-L6-v2, first fine-tuned on requests people write paired with the published
 skills they need, never the skills the benchmark sets are written over) makes of that token
-alone, centred, cut to :data:`DIMENSIONS` principal directions and stored as bytes
-(``bench/meaning_model.py`` builds the file; docs/benchmarks.md says how it was chosen).
+alone, centred and cut to :data:`DIMENSIONS` principal directions; then refined as this module
+uses them, so that a request that shares a skill's subject but asks for another task is less
+similar to it than the skill's own requests; stored as bytes (``bench/meaning_model.py`` builds
+the file; docs/benchmarks.md says how it was chosen).
 
 Summing a text's token vectors is the cost that counts (a catalog of 1 000 skills is a thousand
 texts). Each stored row is one byte per dimension, its value plus 128; a row read as a Python
