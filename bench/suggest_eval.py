@@ -209,11 +209,11 @@ def latency(
     return statistics.median(times), times[int(len(times) * 0.95)]
 
 
-def semantic_for(skills: Sequence[Any]) -> Similarity:
-    """The semantic stage over ``skills``."""
-    from skillsd.runtime.embeddings import SemanticIndex, SemanticModel
+def semantic_for(model: Any, skills: Sequence[Any]) -> Similarity:
+    """The semantic stage of ``model`` (a ``SemanticModel``) over ``skills``."""
+    from skillsd.runtime.embeddings import SemanticIndex
 
-    return SemanticIndex(SemanticModel(), skills)
+    return SemanticIndex(model, skills)
 
 
 _COLUMNS = (
@@ -268,11 +268,14 @@ def main() -> int:
         for stage in stages:
             semantic = big_semantic = None
             if stage == "semantic":
+                from skillsd.runtime.embeddings import SemanticModel
+
+                model = SemanticModel()  # one read of the vectors; the corpus embedded once
                 semantic = semantic_for(
-                    [s for s in catalog.skills if s.enabled and s.invocation.model]
+                    model, [s for s in catalog.skills if s.enabled and s.invocation.model]
                 )
                 big_semantic = semantic_for(
-                    [s for s in big_catalog.skills if s.enabled and s.invocation.model]
+                    model, [s for s in big_catalog.skills if s.enabled and s.invocation.model]
                 )
             for name, rows in sets.items():
                 result = evaluate(index, rows, args.threshold, args.candidate_threshold, semantic)

@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from importlib import resources
 
 from skillsd.core.catalog.meaning_vectors import DIMENSIONS, MeaningVectors, cosine, skill_text
-from skillsd.core.catalog.wordpiece import WordPiece
 from skillsd_protocol import SkillMetadata
 
 __all__ = [
@@ -107,11 +106,6 @@ class SemanticModel:
                         made.popitem(last=False)
                 out.append(made[key])
             return out
-
-    def tokenizer(self) -> WordPiece:
-        """The tokenizer of the vectors (reading them if not yet read)."""
-        with self._lock:
-            return self._model().tokenizer
 
     def query(self, text: str) -> array[float] | None:
         with self._lock:

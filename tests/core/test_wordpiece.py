@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib import resources
 
 import pytest
 
-from skillsd.runtime.embeddings import SemanticModel
+from skillsd.core.catalog.meaning_vectors import MeaningVectors
 
 
 @pytest.fixture(scope="module")
 def pieces() -> Callable[..., list[str]]:
-    tokenizer = SemanticModel().tokenizer()
+    shipped = resources.files("skillsd.core.catalog").joinpath("meaning_vectors.bin")
+    tokenizer = MeaningVectors.from_bytes(shipped.read_bytes()).tokenizer
 
     def cut(text: str, limit: int = 1000) -> list[str]:
         return [tokenizer.vocab[i] for i in tokenizer.ids(text, limit)]

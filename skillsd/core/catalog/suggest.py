@@ -106,7 +106,7 @@ MAX_ACTIVE_FILE_BYTES = 4096
 #: ``suggest.semantic`` is false): a cosine similarity over :data:`SEMANTIC_FLOOR` adds
 #: :data:`SEMANTIC_WEIGHT` times the excess to the score. Both chosen on the tuning sets with
 #: 545 unrelated requests, so that unrelated requests stay quiet (docs/benchmarks.md, "The
-#: meaning stage, judged on 545 unrelated requests").
+#: meaning stage, judged on 545 unrelated requests and refined on near misses and situations").
 SEMANTIC_WEIGHT = 1.0
 SEMANTIC_FLOOR = 0.25
 
