@@ -13,7 +13,9 @@ The list is general: languages, frameworks, stores, infrastructure, tools and do
 media formats developers name in requests, fixed like the word weights (it does not depend on
 the catalog). Left out:
 - names that are ordinary English words as often ("go", "swift", "express", "rails", "react",
-  "next", "spark", "poetry", "helm"): a request using the word would name no technology;
+  "next", "spark", "poetry", "helm", "bootstrap", "prettier"), or whose matching form is one
+  ("windows" is "window", as in "the chat window"): a request using the word would name no
+  technology;
 - the services where work is shared (Slack, Notion, GitHub, Jira, Gmail) and the text formats
   everything is written in (Markdown, HTML, JSON, CSV): a request names them as the place or the
   form of its result as often as its subject ("write a slack announcement" is about the
@@ -34,8 +36,8 @@ clojure lua dart fortran cobol matlab csharp fsharp cpp objc zig ocaml groovy ba
 powershell awk sed sql graphql grpc protobuf wasm webassembly django flask fastapi starlette
 sinatra laravel symfony codeigniter springboot nestjs koa hapi actix axum dotnet aspnet blazor
 gradle maven cargo npm yarn pnpm pip conda pipenv vue vuejs nuxt svelte sveltekit angularjs
-jquery qwik gatsby htmx nextjs tailwind bootstrap sass scss webpack vite rollup esbuild babel
-eslint prettier storybook redux mobx zustand pandas numpy scipy sklearn pytorch tensorflow keras
+jquery qwik gatsby htmx nextjs tailwind sass scss webpack vite rollup esbuild babel
+eslint storybook redux mobx zustand pandas numpy scipy sklearn pytorch tensorflow keras
 jax xgboost lightgbm huggingface langchain llamaindex pyspark hadoop kafka flink airflow dbt
 dask polars jupyter postgres postgresql mysql mariadb sqlite mssql mongodb mongo redis memcached
 cassandra dynamodb couchdb elasticsearch opensearch neo4j clickhouse bigquery redshift supabase
@@ -44,7 +46,7 @@ k8s kubectl terraform ansible nginx apache haproxy istio prometheus grafana data
 jenkins circleci travis aws azure gcp ec2 s3 cloudfront cloudflare heroku netlify digitalocean
 celery sidekiq rabbitmq zeromq kinesis sqs pytest unittest junit rspec cypress selenium
 puppeteer playwright vitest unreal godot opengl vulkan directx webgl threejs android ios xcode
-flutter cordova tauri tkinter pyqt qt gtk linux ubuntu debian centos fedora windows macos wsl
+flutter cordova tauri tkinter pyqt qt gtk linux ubuntu debian centos fedora macos wsl
 systemd cron ssh ssl tls dns oauth jwt saml ldap latex regex pdf docx xlsx pptx png jpg jpeg gif
 svg mp4 mp3
 """
