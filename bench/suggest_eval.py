@@ -11,17 +11,22 @@ by default every one present of ``bench/suggest_set.json`` (written from the ski
 ``bench/suggest_heldout_c.json`` (set C: measured once, then tuned on),
 ``bench/suggest_heldout_d.json`` (set D: measured once, before and after a round),
 ``bench/suggest_heldout_e.json`` (set E: measured once on an unchanged ranking, with a third of
-its requests indirect), ``bench/suggest_heldout_g.json`` (set G: measured once, then tuned on)
-and ``bench/suggest_unrelated.json`` (300 unrelated requests by two more writers, most sharing a
-word with a skill's subject). Sets F and H (``suggest_heldout_f.json``,
-``suggest_heldout_h.json``) are left out: they judge a change (``--set``), and their misses are
-not read. ``--set`` replaces the default sets.
+its requests indirect), ``bench/suggest_heldout_g.json`` (set G: measured once, then tuned on),
+``bench/suggest_heldout_i.json`` and ``bench/suggest_heldout_j.json`` (sets I and J: written
+apart in the reference mix of kinds below, measured once, then tuned on) and
+``bench/suggest_unrelated.json`` (300 unrelated requests by two more writers, most sharing a
+word with a skill's subject). Sets F, H, K and L (``suggest_heldout_f.json``,
+``suggest_heldout_h.json``, ``suggest_heldout_k.json``, ``suggest_heldout_l.json``; K and L in
+the reference mix) are left out: they judge a change (``--set``), and their misses are not
+read. ``--set`` replaces the default sets.
 
 Per set and per kind of request it prints:
 - top-1 and recall@3 on requests a skill covers (for ``ambiguous`` requests any of the
   ``also`` names counts);
 - activated: an expected skill among the top three with ``activate: true``;
 - act|cand: activated, or offered as a candidate;
+- "reference mix": the covered kinds weighed as :data:`REFERENCE_MIX` (42 direct, 60
+  paraphrased, 28 indirect, 9 ambiguous);
 - wrong act.: a skill activated that the request does not expect;
 - on unrelated requests, false activation and false candidates (any skill activated, any
   offered), per set and over every set's unrelated requests together;

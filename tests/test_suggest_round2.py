@@ -411,12 +411,12 @@ def test_the_daemon_says_which_technology_a_skill_never_mentions(
         (found,) = [s for s in result["suggestions"] if s["skill"]["name"] == "notes-drafter"]
         return found
 
-    lock = hit("release the redis lock after the merge")
+    lock = hit("release the redis lock once merged")
     assert CANDIDATE_THRESHOLD <= lock["score"] < DEFAULT_THRESHOLD
     assert lock["candidate"] is False and lock["activate"] is False
     assert "never mentions: redis" in lock["reasons"]
     # The command line says why it is not a candidate.
-    out = run_tree_cli(tree, "suggest", "release the redis lock after the merge")
+    out = run_tree_cli(tree, "suggest", "release the redis lock once merged")
     assert "notes-drafter" in out.stdout and "(not offered)" in out.stdout, out.stdout
     assert "never mentions: redis" in out.stdout
     # A skill that fits well still activates: the rule is about guesses only.
