@@ -370,9 +370,9 @@ def test_candidates_are_offered_only_when_nothing_activates() -> None:
 def test_a_question_about_another_technology_is_offered_no_skill() -> None:
     index = index_of(CORPORA)
     request = "convert this vue 2 options api component to the composition api"
-    ranked = index.rank(request, limit=3)
-    # It shares "composition" and "component" with a React skill, enough for a candidate by
-    # score alone...
+    ranked = index.rank(request, similarity=meaning(index, request), limit=3)
+    # It shares "composition" and "component" with a React skill, and some of its meaning:
+    # enough for a candidate by score alone...
     assert ranked[0].skill.name == "vercel-composition-patterns"
     assert ranked[0].score >= CANDIDATE_THRESHOLD and ranked[0].foreign == ("vue",)
     assert verdicts([s.score for s in ranked], DEFAULT_THRESHOLD, CANDIDATE_THRESHOLD)[0].candidate

@@ -83,12 +83,13 @@ __all__ = [
 ]
 
 #: ``suggest.threshold``'s default: chosen on the tuning sets (docs/benchmarks.md,
-#: "Suggestions") so that unrelated requests rarely activate anything.
-DEFAULT_THRESHOLD = 0.50
+#: "Suggestions") so that unrelated requests rarely activate anything, and at most 0.60 so
+#: that words alone (the semantic stage off) still activate a clear match.
+DEFAULT_THRESHOLD = 0.60
 #: ``suggest.candidateThreshold``'s default: when nothing activates and the best scores at
 #: least this, up to :data:`MAX_CANDIDATES` skills within :data:`NEAR_BEST` of it are offered
 #: as candidates (not a skill that never mentions a technology the request names).
-CANDIDATE_THRESHOLD = 0.36
+CANDIDATE_THRESHOLD = 0.38
 MAX_CANDIDATES = 3
 #: How far behind the best suggestion another may be and still activate or be a candidate.
 NEAR_BEST = 0.1
@@ -107,8 +108,8 @@ MAX_ACTIVE_FILE_BYTES = 4096
 #: :data:`SEMANTIC_WEIGHT` times the excess to the score. Both, with the two thresholds above,
 #: chosen on the tuning sets with 613 unrelated requests, so that unrelated requests stay quiet
 #: (docs/benchmarks.md, "Four sets written apart in the maintainers' mix of kinds").
-SEMANTIC_WEIGHT = 0.8
-SEMANTIC_FLOOR = 0.20
+SEMANTIC_WEIGHT = 1.0
+SEMANTIC_FLOOR = 0.15
 
 #: What a generic word of a request weighs (a specific one weighs 1).
 GENERIC_WEIGHT = 0.3
