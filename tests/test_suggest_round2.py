@@ -380,6 +380,23 @@ def test_a_question_about_another_technology_is_offered_no_skill() -> None:
     assert offered(index, request) == {}
 
 
+def test_ordinary_words_that_look_like_technology_names_name_none(tmp_path: Path) -> None:
+    write_skill(tmp_path, "kanban-board", "Build an interactive kanban board for the chat.")
+    index = index_of(tmp_path)
+    # "window" is the matching form of "windows"; "prettier" and "bootstrap" are ordinary words
+    # as often: none of them makes the skill a guess about another technology.
+    for request in (
+        "build me a kanban board I can use right inside the chat window",
+        "make the kanban board prettier",
+        "bootstrap a kanban board for the chat",
+    ):
+        (hit,) = index.rank(request, limit=1)
+        assert hit.skill.name == "kanban-board" and hit.foreign == (), request
+    # A technology the skill never mentions still counts.
+    (hit,) = index.rank("build a kanban board for the chat in svelte", limit=1)
+    assert hit.foreign == ("svelte",)
+
+
 def test_the_daemon_marks_candidates(client: Client, tree: dict[str, Path]) -> None:
     write_skill(
         tree["skills"],
