@@ -27,6 +27,11 @@ Per set and per kind of request it prints:
 - act|cand: activated, or offered as a candidate;
 - "reference mix": the covered kinds weighed as :data:`REFERENCE_MIX` (42 direct, 60
   paraphrased, 28 indirect, 9 ambiguous);
+- "difficulty-matched": the covered requests weighed so that what the issue's ranking made of
+  them (``bench/suggest_issue_time.json``, written by ``bench/suggest_issue_time.py``) matches
+  what it made of the maintainers' set (:data:`ISSUE_TIME_OUTCOMES`), kind by kind, and the
+  kinds as the reference mix: an estimate for requests as hard as theirs (:func:`matched`), per
+  set and over every set given;
 - wrong act.: a skill activated that the request does not expect;
 - on unrelated requests, false activation and false candidates (any skill activated, any
   offered), per set and over every set's unrelated requests together;
@@ -92,6 +97,20 @@ LIMIT = 3
 #: written here holds far more indirect requests (about half), so its totals understate what
 #: the same ranking scores on that mix; the row "reference mix" weighs a set's kinds by these.
 REFERENCE_MIX = {"direct": 42, "paraphrase": 60, "indirect": 28, "ambiguous": 9}
+#: What the ranking of the issue's day made of the maintainers' covered requests, per kind: the
+#: share whose expected skill came first and activated, came first, came in the top three, or
+#: was missed (from the issue's top-1, recall@3 and activated; the ambiguous row follows from
+#: its "all positive" row). ``bench/suggest_issue_time.json`` holds what the same ranking made of
+#: each request of our sets.
+ISSUE_TIME_OUTCOMES = {
+    "direct": {"first-activated": 0.86, "first": 0.12, "top3": 0.02, "missed": 0.0},
+    "paraphrase": {"first-activated": 0.08, "first": 0.47, "top3": 0.22, "missed": 0.23},
+    "indirect": {"first-activated": 0.07, "first": 0.36, "top3": 0.18, "missed": 0.39},
+    "ambiguous": {"first-activated": 0.49, "first": 0.44, "top3": 0.04, "missed": 0.03},
+}
+#: Fewer requests than this in a (kind, outcome) cell: the outcome's rate over every kind stands in.
+LEAST_CELL = 3
+ISSUE_TIME = BENCH / "suggest_issue_time.json"
 
 Similarity = Callable[[str], Sequence[float]]
 
@@ -140,8 +159,13 @@ def evaluate(
     threshold: float,
     candidate: float,
     semantic: Similarity | None = None,
+    then: Sequence[str] = (),
 ) -> dict[str, Any]:
+    """The set's numbers by kind; with ``then`` (each row's outcome under the issue's ranking,
+    ``bench/suggest_issue_time.json``), also its covered requests' numbers by kind and outcome
+    (``cells``), for :func:`matched`."""
     groups: dict[str, dict[str, float]] = {}
+    cells: dict[str, dict[str, float]] = {}
 
     def bump(kind: str, key: str, value: float = 1.0) -> None:
         for name in {kind, "all positive" if kind != "unrelated" else "unrelated"}:
@@ -149,7 +173,7 @@ def evaluate(
             groups[name][key] += value
 
     misses = []
-    for row in rows:
+    for at, row in enumerate(rows):
         got = answer(index, row["query"], threshold, candidate, semantic)
         names = [name for name, _, _ in got]
         want = wanted(row)
@@ -159,11 +183,19 @@ def evaluate(
             bump(kind, "false_activation", any(a for _, a, _ in got))
             bump(kind, "false_candidates", any(c for _, _, c in got))
             continue
-        bump(kind, "top1", bool(names) and names[0] in want)
-        bump(kind, "recall3", bool(want & set(names)))
-        bump(kind, "activated", any(a and n in want for n, a, _ in got))
-        bump(kind, "act_or_cand", any((a or c) and n in want for n, a, c in got))
-        bump(kind, "wrong_activation", any(a and n not in want for n, a, _ in got))
+        hits = {
+            "top1": bool(names) and names[0] in want,
+            "recall3": bool(want & set(names)),
+            "activated": any(a and n in want for n, a, _ in got),
+            "act_or_cand": any((a or c) and n in want for n, a, c in got),
+            "wrong_activation": any(a and n not in want for n, a, _ in got),
+        }
+        for key, hit in hits.items():
+            bump(kind, key, hit)
+        if at < len(then):
+            cell = cells.setdefault(f"{kind}/{then[at]}", {})
+            for key, hit in (*hits.items(), ("n", True)):
+                cell[key] = cell.get(key, 0.0) + hit
         if not names or names[0] not in want:
             misses.append((row["query"], sorted(want), names))
     table = {
@@ -178,7 +210,36 @@ def evaluate(
             for key in keys
         }
         table["reference mix"] = {"n": total, **mixed}
-    return {"kinds": table, "misses": misses}
+    if cells:
+        table["difficulty-matched"] = matched(cells)
+    return {"kinds": table, "misses": misses, "cells": cells}
+
+
+_COVERED = ("top1", "recall3", "activated", "act_or_cand", "wrong_activation")
+
+
+def matched(cells: dict[str, dict[str, float]]) -> dict[str, float]:
+    """The numbers a set's covered requests estimate for the maintainers' held-out set: each
+    kind's requests weighed so that the issue's ranking's outcomes on them match its outcomes
+    on that set (:data:`ISSUE_TIME_OUTCOMES`), the kinds weighed as :data:`REFERENCE_MIX`.
+    ``cells``: sums by ``kind/outcome``, as :func:`evaluate` returns them (or several sets'
+    added)."""
+    anykind: dict[str, dict[str, float]] = {}
+    for name, cell in cells.items():
+        pooled = anykind.setdefault(name.split("/", 1)[1], {})
+        for key, value in cell.items():
+            pooled[key] = pooled.get(key, 0.0) + value
+    estimate = dict.fromkeys(_COVERED, 0.0)
+    total = sum(REFERENCE_MIX.values())
+    for kind, share in REFERENCE_MIX.items():
+        for outcome, weight in ISSUE_TIME_OUTCOMES[kind].items():
+            cell = cells.get(f"{kind}/{outcome}", {})
+            if cell.get("n", 0) < LEAST_CELL:
+                cell = anykind.get(outcome, {})
+            if weight and cell.get("n"):
+                for key in _COVERED:
+                    estimate[key] += share / total * weight * cell.get(key, 0.0) / cell["n"]
+    return {"n": total, **estimate}
 
 
 def flips(
@@ -250,12 +311,26 @@ def print_table(title: str, result: dict[str, Any]) -> None:
     print(f"\n{title}")
     print(f"{'':22}{'n':>4}" + "".join(f"{label:>12}" for _, label in _COLUMNS))
     kinds = result["kinds"]
-    order = [k for k in (*KINDS, "all positive", "reference mix", "unrelated") if k in kinds]
+    order = [
+        k
+        for k in (*KINDS, "all positive", "reference mix", "difficulty-matched", "unrelated")
+        if k in kinds
+    ]
     order += sorted(set(kinds) - set(order))
     for kind in order:
         row = kinds[kind]
         cells = "".join(f"{row[key]:12.2f}" if key in row else f"{'-':>12}" for key, _ in _COLUMNS)
         print(f"{kind:22}{row['n']:4d}{cells}")
+
+
+def issue_time_outcomes(sets: dict[str, list[dict[str, Any]]]) -> dict[str, list[str]]:
+    """Each set's outcomes under the issue's ranking (``bench/suggest_issue_time.py``), or none
+    for a set it does not hold as it is now (the same number of requests)."""
+    held = json.loads(ISSUE_TIME.read_text())["sets"] if ISSUE_TIME.exists() else {}
+    return {
+        name: held[name] if len(held.get(name, ())) == len(rows) else []
+        for name, rows in sets.items()
+    }
 
 
 def main() -> int:
@@ -270,6 +345,7 @@ def main() -> int:
     args = parser.parse_args()
     paths = [Path(p) for p in args.sets] if args.sets else [BENCH / n for n in DEFAULT_SETS]
     sets = {p.name: json.loads(p.read_text()) for p in paths if args.sets or p.exists()}
+    then = issue_time_outcomes(sets)
     cache = EvidenceCache()
     catalog = catalog_of(CORPORA)
     index = index_of(catalog, cache)
@@ -296,8 +372,15 @@ def main() -> int:
                 big_semantic = semantic_for(
                     model, [s for s in big_catalog.skills if s.enabled and s.invocation.model]
                 )
+            pooled_cells: dict[str, dict[str, float]] = {}
             for name, rows in sets.items():
-                result = evaluate(index, rows, args.threshold, args.candidate_threshold, semantic)
+                result = evaluate(
+                    index, rows, args.threshold, args.candidate_threshold, semantic, then[name]
+                )
+                for key, cell in result["cells"].items():
+                    into = pooled_cells.setdefault(key, {})
+                    for field, value in cell.items():
+                        into[field] = into.get(field, 0.0) + value
                 p50, p95 = latency(big, rows, big_semantic)
                 result["latency_ms_1000"] = {"p50": p50, "p95": p95}
                 pair = (semantic, big_semantic) if semantic and big_semantic else None
@@ -316,6 +399,10 @@ def main() -> int:
                 report[f"{stage} / every set's unrelated requests"] = evaluate(
                     index, pooled, args.threshold, args.candidate_threshold, semantic
                 )
+            if len(sets) > 1 and pooled_cells:
+                report[f"{stage} / every set, difficulty-matched"] = {
+                    "kinds": {"difficulty-matched": matched(pooled_cells)}
+                }
     if args.json:
         print(json.dumps(report, indent=1, default=str))
         return 0
