@@ -13,12 +13,16 @@ by default every one present of ``bench/suggest_set.json`` (written from the ski
 ``bench/suggest_heldout_e.json`` (set E: measured once on an unchanged ranking, with a third of
 its requests indirect), ``bench/suggest_heldout_g.json`` (set G: measured once, then tuned on),
 ``bench/suggest_heldout_i.json`` and ``bench/suggest_heldout_j.json`` (sets I and J: written
-apart in the reference mix of kinds below, measured once, then tuned on) and
+apart in the reference mix of kinds below, measured once, then tuned on),
+``bench/suggest_heldout_m.json`` and ``bench/suggest_heldout_n.json`` (sets M and N: in the
+same mix, written with no instruction about the skills' words or subjects, as hard as the
+maintainers' set by the measure of "difficulty-matched" below; measured once, then tuned on),
 ``bench/suggest_unrelated.json`` (300 unrelated requests by two more writers, most sharing a
-word with a skill's subject). Sets F, H, K and L (``suggest_heldout_f.json``,
-``suggest_heldout_h.json``, ``suggest_heldout_k.json``, ``suggest_heldout_l.json``; K and L in
-the reference mix) are left out: they judge a change (``--set``), and their misses are not
-read. ``--set`` replaces the default sets.
+word with a skill's subject) and ``bench/suggest_unrelated_natural.json`` (300 unrelated
+requests written as a working week brings them, by two more). Sets F, H, K, L, O and P
+(``suggest_heldout_{f,h,k,l,o,p}.json``; K, L, O and P in the reference mix, O and P written
+like M and N) are left out: they judge a change (``--set``), and their misses are not read.
+``--set`` replaces the default sets.
 
 Per set and per kind of request it prints:
 - top-1 and recall@3 on requests a skill covers (for ``ambiguous`` requests any of the
@@ -77,8 +81,8 @@ from skillsd.core.policy.config import Config, DiscoveryConfig, RootsConfig  # n
 
 CORPORA = ROOT.parent / "shared" / "corpora"
 BENCH = Path(__file__).resolve().parent
-# suggest_heldout_f.json is kept out: it has judged one change by its totals, and its misses are
-# still unread, so `--misses` must not print them (docs/benchmarks.md).
+# The judging sets (F, H, K, L, O, P) are kept out: they judge changes by their totals, and their
+# misses are still unread, so `--misses` must not print them (docs/benchmarks.md).
 DEFAULT_SETS = (
     "suggest_set.json",
     "suggest_tune.json",
@@ -89,7 +93,10 @@ DEFAULT_SETS = (
     "suggest_heldout_g.json",
     "suggest_heldout_i.json",
     "suggest_heldout_j.json",
+    "suggest_heldout_m.json",
+    "suggest_heldout_n.json",
     "suggest_unrelated.json",
+    "suggest_unrelated_natural.json",
 )
 KINDS = ("direct", "paraphrase", "indirect", "ambiguous")
 LIMIT = 3
