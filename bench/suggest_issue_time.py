@@ -1,6 +1,6 @@
 """What the ranking of the day the maintainers measured their held-out set made of each request of
 the suggestion sets (``bench/suggest_issue_time.json``), for the difficulty-matched estimate of
-``bench/suggest_eval.py`` (docs/benchmarks.md, "How hard the sets are").
+``bench/suggest_eval.py`` (docs/benchmarks.md, "Sets as hard as the maintainers'").
 
     python bench/suggest_issue_time.py [--commit fc76075] [--out bench/suggest_issue_time.json]
 
