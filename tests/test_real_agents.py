@@ -5,9 +5,11 @@ request to its model, captured by a stand-in for the messages API on a loopback 
 the same skills: an agent's view is what its model is shown.
 
 The agents are npm packages; this runs when ``SKILLSD_AGENTS_BIN`` names a folder holding
-their commands (``npm install --prefix DIR @anthropic-ai/claude-code @openai/codex opencode-ai
-@google/gemini-cli @github/copilot``, then ``DIR/node_modules/.bin``), and is skipped
-otherwise. Each agent's own bundled skills are left out of the comparison.
+their commands (``npm install --prefix DIR @anthropic-ai/claude-code@2.1.328
+@openai/codex@0.171.0 opencode-ai@1.18.33 @google/gemini-cli@0.61.0 @github/copilot@1.0.102``,
+then ``DIR/node_modules/.bin``), and is skipped otherwise. The versions are the ones checked:
+an unpinned install can take another Claude Code (2.1.197 once), whose listing differs. Each
+agent's own bundled skills are left out of the comparison.
 """
 
 from __future__ import annotations
