@@ -3,6 +3,7 @@
 
     python bench/meaning_model.py --base DIR --collection OWNER/NAME=DIR [...]
                                   [--pairs bench/meaning_pairs.json] [--epochs 2]
+                                  [--distil corpus|alone]
                                   [--situations bench/meaning_situations.json]
                                   [--near-misses bench/meaning_near_misses.json] [--out PATH]
     python bench/meaning_model.py --from VECTORS --collection OWNER/NAME=DIR [...] [--out PATH]
@@ -18,7 +19,10 @@ one). Five steps:
    each skill's name and description are read from the collections (``--collection``), so no
    skill's text is copied here. The loss is in-batch contrastive (a request against every
    skill of its batch), both texts through the same model.
-2. **Distil** each token's vector: the fine-tuned model's output for the token alone.
+2. **Distil** each token's vector: the fine-tuned model's mean output for the token in context,
+   over the collections' skills and every request here (as the model pools a sentence); a
+   token those texts never hold gets its output alone. ``--distil alone`` gives every token its
+   output alone, as the vectors shipped before did (docs/benchmarks.md).
 3. **Reduce**: centre the vectors, project them on their first 256 principal directions and
    store each as one signed byte a dimension (one scale for all: the cosine ignores it).
 4. **Keep** the tokens used at least twice in the collections' skills and the requests; the
@@ -155,6 +159,43 @@ def token_vectors(model: Any) -> Any:
             )
             out[start : start + len(ids)] = result["token_embeddings"][:, 1].numpy()
     return out
+
+
+def corpus_token_vectors(model: Any, texts: list[str]) -> Any:
+    """Each token's mean output over ``texts`` (in context, as the model pools a sentence), and
+    :func:`token_vectors` for a token the texts never hold."""
+    import numpy as np
+    import torch
+
+    alone = token_vectors(model)
+    sums = np.zeros(alone.shape, dtype=np.float64)
+    counts = np.zeros(len(alone))
+    tokenizer = model.tokenizer
+    with torch.no_grad():
+        for start in range(0, len(texts), 64):
+            batch = tokenizer(
+                texts[start : start + 64],
+                padding=True,
+                truncation=True,
+                max_length=128,
+                return_tensors="pt",
+            )
+            out = model(
+                {
+                    "input_ids": batch["input_ids"],
+                    "attention_mask": batch["attention_mask"],
+                    "token_type_ids": torch.zeros_like(batch["input_ids"]),
+                }
+            )["token_embeddings"].numpy()
+            ids, lengths = batch["input_ids"].numpy(), batch["attention_mask"].numpy().sum(1)
+            for row, length in enumerate(lengths):
+                for at in range(1, int(length) - 1):  # not [CLS] nor [SEP]
+                    sums[ids[row, at]] += out[row, at]
+                    counts[ids[row, at]] += 1
+    seen = counts > 0
+    vectors = alone.astype(np.float64)
+    vectors[seen] = sums[seen] / counts[seen][:, None]
+    return vectors.astype(np.float32)
 
 
 def reduce(vectors: Any) -> Any:
@@ -294,6 +335,13 @@ def main() -> int:
     )
     parser.add_argument("--epochs", type=int, default=2)
     parser.add_argument(
+        "--distil",
+        choices=("alone", "corpus"),
+        default="corpus",
+        help="step 2: each token's mean output in context over the collections' skills and the "
+        "requests, or its output alone (the earlier vectors)",
+    )
+    parser.add_argument(
         "--out", type=Path, default=ROOT / "skillsd" / "core" / "catalog" / "meaning_vectors.bin"
     )
     args = parser.parse_args()
@@ -313,7 +361,14 @@ def main() -> int:
         model = SentenceTransformer(str(args.base), device="cpu")
         model.max_seq_length = 96
         fine_tune(model, pairs, args.epochs)
-        stored = reduce(token_vectors(model))
+        if args.distil == "corpus":
+            corpus = [text for _, _, text in read_skills(collections.values())]
+            corpus += [request for _, request in pairs]
+            corpus += [r for _, r in request_texts(args.situations, texts)]
+            corpus += [r for _, r in request_texts(args.near_misses, texts)]
+            stored = reduce(corpus_token_vectors(model, corpus))
+        else:
+            stored = reduce(token_vectors(model))
         tokenizer = model.tokenizer
         uses: Counter[int] = Counter()
         for _, _, text in read_skills(collections.values()):
@@ -321,7 +376,10 @@ def main() -> int:
         for _, request in pairs:
             uses.update(tokenizer(request, add_special_tokens=False)["input_ids"])
         vocab = [tokenizer.convert_ids_to_tokens(i) for i in range(tokenizer.vocab_size)]
-        data = encode(stored, vocab, uses, f"fine-tuned on {len(pairs)} request/skill pairs")
+        trained = f"fine-tuned on {len(pairs)} request/skill pairs"
+        if args.distil == "corpus":
+            trained += ", corpus-averaged"
+        data = encode(stored, vocab, uses, trained)
     situations = request_texts(args.situations, texts)
     misses = request_texts(args.near_misses, texts)
     note = f"refined with {len(situations)} more requests and {len(misses)} near misses"

@@ -404,7 +404,7 @@ def test_the_daemon_marks_candidates(client: Client, tree: dict[str, Path]) -> N
         "Keep CHANGELOG.md in the keep-a-changelog format.",
         body="# Sections\nAdded, changed, fixed.\n",
     )
-    result = client.ok("skills.suggest", prompt="which format do we keep our changes in")
+    result = client.ok("skills.suggest", prompt="keep a list of what changed")
     hits = {s["skill"]["name"]: s for s in result["suggestions"]}
     hit = hits["changelog-writer"]
     assert hit["activate"] is False and hit["candidate"] is True

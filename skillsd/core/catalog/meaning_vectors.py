@@ -4,8 +4,9 @@
 A text's vector is the mean of its WordPiece tokens' vectors, made unit length; two texts are
 as close as the cosine of their vectors. The token vectors are static: each is what a sentence
 model (all-MiniLM-L6-v2, first fine-tuned on requests people write paired with the published
-skills they need, never the skills the benchmark sets are written over) makes of that token
-alone, centred and cut to :data:`DIMENSIONS` principal directions; then refined as this module
+skills they need, never the skills the benchmark sets are written over) makes of that token on
+average in the texts it was trained with (published skills and requests), centred and cut to
+:data:`DIMENSIONS` principal directions; then refined as this module
 uses them, so that a request that shares a skill's subject but asks for another task is less
 similar to it than the skill's own requests; stored as bytes (``bench/meaning_model.py`` builds
 the file; docs/benchmarks.md says how it was chosen).
