@@ -225,6 +225,12 @@ def evaluate(
 _COVERED = ("top1", "recall3", "activated", "act_or_cand", "wrong_activation")
 
 
+def add_cell(into: dict[str, float], cell: dict[str, float]) -> None:
+    """Add one cell's sums (``n`` and each measure) to ``into``, in place."""
+    for key, value in cell.items():
+        into[key] = into.get(key, 0.0) + value
+
+
 def matched(cells: dict[str, dict[str, float]]) -> dict[str, float]:
     """The numbers a set's covered requests estimate for the maintainers' held-out set: each
     kind's requests weighed so that the issue's ranking's outcomes on them match its outcomes
@@ -233,9 +239,7 @@ def matched(cells: dict[str, dict[str, float]]) -> dict[str, float]:
     added)."""
     anykind: dict[str, dict[str, float]] = {}
     for name, cell in cells.items():
-        pooled = anykind.setdefault(name.split("/", 1)[1], {})
-        for key, value in cell.items():
-            pooled[key] = pooled.get(key, 0.0) + value
+        add_cell(anykind.setdefault(name.split("/", 1)[1], {}), cell)
     estimate = dict.fromkeys(_COVERED, 0.0)
     total = sum(REFERENCE_MIX.values())
     for kind, share in REFERENCE_MIX.items():
@@ -385,9 +389,7 @@ def main() -> int:
                     index, rows, args.threshold, args.candidate_threshold, semantic, then[name]
                 )
                 for key, cell in result["cells"].items():
-                    into = pooled_cells.setdefault(key, {})
-                    for field, value in cell.items():
-                        into[field] = into.get(field, 0.0) + value
+                    add_cell(pooled_cells.setdefault(key, {}), cell)
                 p50, p95 = latency(big, rows, big_semantic)
                 result["latency_ms_1000"] = {"p50": p50, "p95": p95}
                 pair = (semantic, big_semantic) if semantic and big_semantic else None
