@@ -17,11 +17,14 @@ apart in the reference mix of kinds below, measured once, then tuned on),
 ``bench/suggest_heldout_m.json`` and ``bench/suggest_heldout_n.json`` (sets M and N: in the
 same mix, written with no instruction about the skills' words or subjects, as hard as the
 maintainers' set by the measure of "difficulty-matched" below; measured once, then tuned on),
-``bench/suggest_unrelated.json`` (300 unrelated requests by two more writers, most sharing a
-word with a skill's subject) and ``bench/suggest_unrelated_natural.json`` (300 unrelated
-requests written as a working week brings them, by two more). Sets F, H, K, L, O and P
-(``suggest_heldout_{f,h,k,l,o,p}.json``; K, L, O and P in the reference mix, O and P written
-like M and N) are left out: they judge a change (``--set``), and their misses are not read.
+``bench/suggest_heldout_{q,r,s,t}.json`` (sets Q to T: written like M and N from four more
+settings; measured once, then tuned on), ``bench/suggest_unrelated.json`` (300 unrelated
+requests by two more writers, most sharing a word with a skill's subject) and
+``bench/suggest_unrelated_natural.json`` (300 unrelated requests written as a working week
+brings them, by two more). Sets F, H, K, L, O, P and U
+to X (``suggest_heldout_{f,h,k,l,o,p,u,v,w,x}.json``; all but F and H in the reference mix, O,
+P and U to X written like M and N) are left out: they judge a change (``--set``), and their
+misses are not read.
 ``--set`` replaces the default sets.
 
 Per set and per kind of request it prints:
@@ -95,6 +98,10 @@ DEFAULT_SETS = (
     "suggest_heldout_j.json",
     "suggest_heldout_m.json",
     "suggest_heldout_n.json",
+    "suggest_heldout_q.json",
+    "suggest_heldout_r.json",
+    "suggest_heldout_s.json",
+    "suggest_heldout_t.json",
     "suggest_unrelated.json",
     "suggest_unrelated_natural.json",
 )

@@ -21,6 +21,9 @@ from skillsd.core.catalog.suggest import (
     CANDIDATE_THRESHOLD,
     COMMON_FLOOR,
     DEFAULT_THRESHOLD,
+    FOREIGN_CANDIDATE,
+    LEAD,
+    LEAD_FLOOR,
     RELATED_FACTOR,
     SuggestIndex,
     verdicts,
@@ -366,6 +369,44 @@ def test_candidates_are_offered_only_when_nothing_activates() -> None:
     assert verdicts([0.6], 0.5, 0.36, foreign=[True])[0].activate
 
 
+def test_one_skill_far_ahead_is_offered_alone_under_the_candidate_threshold() -> None:
+    """Under the candidate threshold a best skill is offered only when it leads every other by
+    LEAD: weak evidence, but for one skill; a request that fits nothing scores several alike."""
+    lead = [m.candidate for m in verdicts([0.33, 0.17, 0.1], 0.6, 0.38)]
+    assert lead == [True, False, False]
+    assert LEAD_FLOOR <= 0.33 < CANDIDATE_THRESHOLD and LEAD <= 0.33 - 0.17
+    assert not any(m.candidate for m in verdicts([0.33, 0.2], 0.6, 0.38))  # a close runner-up
+    assert not any(m.candidate for m in verdicts([0.29, 0.05], 0.6, 0.38))  # under the floor
+    assert not verdicts([0.33, 0.1], 0.6, 0.38, held=[True, False])[0].candidate
+    assert not verdicts([0.33, 0.1], 0.6, 0.38, foreign=[True, False])[0].candidate
+    # The runner-up is found wherever it is; a lone skill leads nothing scored.
+    assert [m.candidate for m in verdicts([0.1, 0.33], 0.6, 0.38)] == [False, True]
+    assert verdicts([0.33], 0.6, 0.38)[0].candidate
+
+
+def test_a_close_fit_is_offered_whatever_technology_the_request_names() -> None:
+    """From FOREIGN_CANDIDATE, a skill that never mentions the request's technology is still
+    offered: so close a fit is about the request's subject."""
+    marks = verdicts([FOREIGN_CANDIDATE, 0.45], 0.6, 0.38, foreign=[True, False])
+    assert [m.candidate for m in marks] == [True, True]
+    under = verdicts([FOREIGN_CANDIDATE - 0.01, 0.45], 0.6, 0.38, foreign=[True, False])
+    assert [m.candidate for m in under] == [False, True]
+
+
+@needs_corpora
+def test_terse_and_platform_naming_requests_reach_their_skill() -> None:
+    """Two requests the candidate threshold and the technology rule used to turn away."""
+    index = index_of(CORPORA)
+    assert offered(index, "whats in my linear queue rn") == {"linear": "candidate"}
+    request = (
+        "we want the balance card on ios/android to flip when you tap it, and it needs to stay"
+        " at 60fps even when the JS thread is busy with the sync"
+    )
+    (best, *_) = index.rank(request, similarity=meaning(index, request), limit=3)
+    assert best.skill.name == "vercel-react-native-skills" and best.foreign
+    assert offered(index, request).get("vercel-react-native-skills") == "candidate"
+
+
 @needs_corpora
 def test_a_question_about_another_technology_is_offered_no_skill() -> None:
     index = index_of(CORPORA)
@@ -411,6 +452,30 @@ def test_the_daemon_marks_candidates(client: Client, tree: dict[str, Path]) -> N
     assert CANDIDATE_THRESHOLD <= hit["score"] < DEFAULT_THRESHOLD
     quiet = client.ok("skills.suggest", prompt="what is the capital of Australia")
     assert not any(s["activate"] or s["candidate"] for s in quiet["suggestions"])
+
+
+def test_the_daemon_judges_a_lead_against_the_runner_up_at_any_limit(
+    client: Client, tree: dict[str, Path]
+) -> None:
+    """``limit: 1`` shows one suggestion, but whether it leads is judged against the next."""
+    write_skill(
+        tree["skills"],
+        "changelog-writer",
+        "Keep CHANGELOG.md in the keep-a-changelog format.",
+        body="# Sections\nAdded, changed, fixed.\n",
+    )
+    write_skill(
+        tree["skills"],
+        "changelog-check",
+        "Check that CHANGELOG.md has an entry for every user-visible change on this branch.",
+    )
+    for limit in (1, 3):
+        result = client.ok("skills.suggest", prompt="what changed since friday", limit=limit)
+        first = result["suggestions"][0]
+        assert len(result["suggestions"]) == limit
+        assert first["skill"]["name"] == "changelog-check"
+        assert LEAD_FLOOR <= first["score"] < CANDIDATE_THRESHOLD
+        assert not any(s["candidate"] or s["activate"] for s in result["suggestions"]), limit
 
 
 def test_the_daemon_says_which_technology_a_skill_never_mentions(

@@ -252,7 +252,7 @@ def ranked_suggestions(
         paths_match=paths_match,
         similarity=similarity,
         explain=params.limit,
-        limit=params.limit,
+        limit=max(params.limit, 2),  # a lone lead is judged against the runner-up
     )
     skills = [catalog.get(scored.skill.id) or scored.skill for scored in ranked]
     held = [skill.path in loaded for skill in skills]
@@ -274,7 +274,7 @@ def ranked_suggestions(
             reasons=_suggest_reasons(scored),
         )
         for scored, skill, was_loaded, mark in zip(ranked, skills, held, marks, strict=True)
-    ]
+    ][: params.limit]
     return SuggestResult(suggestions=suggestions, threshold=threshold, candidate_threshold=near)
 
 

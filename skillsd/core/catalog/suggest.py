@@ -62,7 +62,10 @@ __all__ = [
     "COMMON_SHARE",
     "DEFAULT_THRESHOLD",
     "FIELDS",
+    "FOREIGN_CANDIDATE",
     "GENERIC_WEIGHT",
+    "LEAD",
+    "LEAD_FLOOR",
     "MAX_ACTIVE_FILES",
     "MAX_ACTIVE_FILE_BYTES",
     "MAX_CANDIDATES",
@@ -88,9 +91,18 @@ __all__ = [
 DEFAULT_THRESHOLD = 0.60
 #: ``suggest.candidateThreshold``'s default: when nothing activates and the best scores at
 #: least this, up to :data:`MAX_CANDIDATES` skills within :data:`NEAR_BEST` of it are offered
-#: as candidates (not a skill that never mentions a technology the request names).
+#: as candidates (not a skill that never mentions a technology the request names, below
+#: :data:`FOREIGN_CANDIDATE`).
 CANDIDATE_THRESHOLD = 0.38
 MAX_CANDIDATES = 3
+#: When no score reaches the candidate threshold, a best skill that scores at least
+#: :data:`LEAD_FLOOR` and leads the runner-up by :data:`LEAD` is offered alone: weak evidence,
+#: but for one skill only (a request that fits nothing scores several skills alike).
+LEAD_FLOOR = 0.30
+LEAD = 0.15
+#: A skill that never mentions a technology the request names is offered from this score: so
+#: close a fit is about the request's subject whatever the technology.
+FOREIGN_CANDIDATE = 0.50
 #: How far behind the best suggestion another may be and still activate or be a candidate.
 NEAR_BEST = 0.1
 #: The least score of a skill the request names.
@@ -278,14 +290,22 @@ def verdicts(
     :data:`SCORE_DECIMALS` decimals as they are shown: a skill activates when its score reaches
     ``threshold`` and is within :data:`NEAR_BEST` of the best; when none does and the best
     reaches ``candidate_threshold``, up to :data:`MAX_CANDIDATES` as near the best are
-    candidates. ``held[i]``: the skill may be neither (the session loaded it already).
+    candidates; when the best does not reach it either, the best alone is one if it reaches
+    :data:`LEAD_FLOOR` and leads the runner-up by :data:`LEAD` (so ``scores`` should hold at
+    least two). ``held[i]``: the skill may be neither (the session loaded it already).
     ``foreign[i]``: the request names a technology the skill never mentions (``Scored.foreign``),
-    so it is not a candidate (a guess about another subject); it may still activate."""
+    so below :data:`FOREIGN_CANDIDATE` it is not a candidate (a guess about another subject);
+    it may still activate."""
     bar, near = round_score(threshold), round_score(candidate_threshold)
     rounded = [round_score(score) for score in scores]
     blocked = [n < len(held) and held[n] for n in range(len(scores))]
-    elsewhere = [n < len(foreign) and foreign[n] for n in range(len(scores))]
-    best = max(rounded, default=0.0)  # a loaded skill that fits best still sets the bar
+    elsewhere = [
+        n < len(foreign) and foreign[n] and score < FOREIGN_CANDIDATE
+        for n, score in enumerate(rounded)
+    ]
+    ordered = sorted(rounded, reverse=True)
+    best = ordered[0] if ordered else 0.0  # a loaded skill that fits best still sets the bar
+    runner_up = ordered[1] if len(ordered) > 1 else 0.0
     # Skills clearly behind the best one are not what the request is about: they neither
     # activate beside it nor are offered with it. (Only a skill that fits the request better
     # can hold another back; unrelated skills never do.)
@@ -297,6 +317,13 @@ def verdicts(
     # Whether to offer anything is the best one's call; once offered, the skills as close to it
     # as those that would activate beside it are offered with it (siblings often split a topic).
     offering = not any(active) and best >= near
+    # Below that, one skill far ahead of every other is still worth a look (alone).
+    leading = (
+        not any(active)
+        and not offering
+        and best >= LEAD_FLOOR
+        and best - runner_up >= LEAD - 1e-9
+    )
     offered = 0
     found = []
     for score, near_best, block, other, on in zip(
@@ -305,6 +332,9 @@ def verdicts(
         candidate = False
         if offering and not block and not other and near_best:
             candidate = offered < MAX_CANDIDATES
+            offered += 1
+        elif leading and score == best and not block and not other and not offered:
+            candidate = True
             offered += 1
         found.append(Verdict(score, on, candidate))
     return found
