@@ -21,9 +21,9 @@ maintainers' set by the measure of "difficulty-matched" below; measured once, th
 settings; measured once, then tuned on), ``bench/suggest_unrelated.json`` (300 unrelated
 requests by two more writers, most sharing a word with a skill's subject) and
 ``bench/suggest_unrelated_natural.json`` (300 unrelated requests written as a working week
-brings them, by two more). Sets F, H, K, L, O, P and U
-to X (``suggest_heldout_{f,h,k,l,o,p,u,v,w,x}.json``; all but F and H in the reference mix, O,
-P and U to X written like M and N) are left out: they judge a change (``--set``), and their
+brings them, by two more). Sets F, H, K, L, O, P and U to X
+(``suggest_heldout_{f,h,k,l,o,p,u,v,w,x}.json``; all but F and H in the reference mix, O, P
+and U to X written like M and N) are left out: they judge a change (``--set``), and their
 misses are not read.
 ``--set`` replaces the default sets.
 

@@ -319,10 +319,7 @@ def verdicts(
     offering = not any(active) and best >= near
     # Below that, one skill far ahead of every other is still worth a look (alone).
     leading = (
-        not any(active)
-        and not offering
-        and best >= LEAD_FLOOR
-        and best - runner_up >= LEAD - 1e-9
+        not any(active) and not offering and best >= LEAD_FLOOR and best - runner_up >= LEAD - 1e-9
     )
     offered = 0
     found = []
