@@ -95,9 +95,10 @@ KEYS: dict[str, tuple[str, str]] = {
     ),
     "suggest.candidateThreshold": (
         "When no suggestion activates and the best scores at least this, up to three within 0.1 "
-        "of the best are offered as candidates (the hook asks the model to check them), never a "
-        "skill that does not mention a technology the request names; above "
-        "`suggest.threshold`, none is (docs/hooks.md).",
+        "of the best are offered as candidates (the hook asks the model to check them), not a "
+        "skill that does not mention a technology the request names unless it scores 0.50; "
+        "under it, a best suggestion that scores at least 0.30 and leads the next by 0.15 is "
+        "offered alone; above `suggest.threshold`, none is (docs/hooks.md).",
         "0.3",
     ),
     "suggest.semantic": (
