@@ -65,7 +65,8 @@ def test_the_cli_prints_score_activation_and_reasons(tree: dict[str, Path]) -> N
     assert "(activates)" in out.stdout.splitlines()[0]
     assert out.stdout.rstrip().endswith(
         f"threshold {DEFAULT_THRESHOLD:.2f} (config suggest.threshold); candidates from"
-        f" {CANDIDATE_THRESHOLD:.2f} (suggest.candidateThreshold)"
+        f" {CANDIDATE_THRESHOLD:.2f} (suggest.candidateThreshold), one 0.15 ahead of the rest"
+        " from 0.30"
     )
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from skillsd.cli.in_process import catalog_options, run_in_process
 from skillsd.cli.output import emit_json, failing, format_score, one_line
+from skillsd.core.catalog.suggest import LEAD, LEAD_FLOOR
 from skillsd.runtime import use_cases
 from skillsd_protocol.messages import (
     SuggestParams,
@@ -65,7 +66,8 @@ def _suggest(args: argparse.Namespace) -> int:
     candidates = (
         ""
         if near is None
-        else f"; candidates from {format_score(near)} (suggest.candidateThreshold)"
+        else f"; candidates from {format_score(near)} (suggest.candidateThreshold),"
+        f" one {format_score(LEAD)} ahead of the rest from {format_score(LEAD_FLOOR)}"
     )
     print(f"threshold {format_score(result.threshold)} (config suggest.threshold){candidates}")
     return 0
