@@ -226,7 +226,8 @@ class SuggestResult(Wire, kw_only=True):
     suggestions: list[Suggestion]
     #: The threshold ``activate`` was decided with (config ``suggest.threshold``).
     threshold: float
-    #: The least score of the best candidate (config ``suggest.candidateThreshold``).
+    #: The least score of the best candidate (config ``suggest.candidateThreshold``), but for
+    #: one skill far ahead of the rest, offered alone from a lower score (docs/hooks.md).
     candidate_threshold: float | None = None
 
 
