@@ -227,8 +227,12 @@ class SuggestResult(Wire, kw_only=True):
     #: The threshold ``activate`` was decided with (config ``suggest.threshold``).
     threshold: float
     #: The least score of the best candidate (config ``suggest.candidateThreshold``), but for
-    #: one skill far ahead of the rest, offered alone from a lower score (docs/hooks.md).
+    #: one skill far ahead of the rest (``lead_floor``, ``lead``).
     candidate_threshold: float | None = None
+    #: Under ``candidate_threshold``, the best skill is offered alone from this score when it
+    #: leads the next one by ``lead`` (docs/hooks.md).
+    lead_floor: float | None = None
+    lead: float | None = None
 
 
 class LoadParams(RefParams, kw_only=True):

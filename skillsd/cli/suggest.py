@@ -13,7 +13,6 @@ from typing import Any
 
 from skillsd.cli.in_process import catalog_options, run_in_process
 from skillsd.cli.output import emit_json, failing, format_score, one_line
-from skillsd.core.catalog.suggest import LEAD, LEAD_FLOOR
 from skillsd.runtime import use_cases
 from skillsd_protocol.messages import (
     SuggestParams,
@@ -66,8 +65,10 @@ def _suggest(args: argparse.Namespace) -> int:
     candidates = (
         ""
         if near is None
-        else f"; candidates from {format_score(near)} (suggest.candidateThreshold),"
-        f" one {format_score(LEAD)} ahead of the rest from {format_score(LEAD_FLOOR)}"
+        else f"; candidates from {format_score(near)} (suggest.candidateThreshold)"
     )
+    if near is not None and result.lead is not None and result.lead_floor is not None:
+        lead, floor = format_score(result.lead), format_score(result.lead_floor)
+        candidates += f", one {lead} ahead of the rest from {floor}"
     print(f"threshold {format_score(result.threshold)} (config suggest.threshold){candidates}")
     return 0

@@ -21,7 +21,14 @@ from skillsd.core.catalog.catalog_prompt import (
 from skillsd.core.catalog.prompt_budget import budget_tokens, paths_match_reason, paths_matcher
 from skillsd.core.catalog.search import SearchIndex
 from skillsd.core.catalog.skill_catalog import list_result, without_copies
-from skillsd.core.catalog.suggest import Scored, SuggestIndex, check_active_files, verdicts
+from skillsd.core.catalog.suggest import (
+    LEAD,
+    LEAD_FLOOR,
+    Scored,
+    SuggestIndex,
+    check_active_files,
+    verdicts,
+)
 from skillsd.core.errors import InvalidParamsData, SkillsdError
 from skillsd.core.listing.use_ledger import Kind
 from skillsd.core.skill.fs_resources import read_skill_file_content
@@ -275,7 +282,13 @@ def ranked_suggestions(
         )
         for scored, skill, was_loaded, mark in zip(ranked, skills, held, marks, strict=True)
     ][: params.limit]
-    return SuggestResult(suggestions=suggestions, threshold=threshold, candidate_threshold=near)
+    return SuggestResult(
+        suggestions=suggestions,
+        threshold=threshold,
+        candidate_threshold=near,
+        lead_floor=LEAD_FLOOR,
+        lead=LEAD,
+    )
 
 
 def _suggest_reasons(scored: Scored) -> list[str]:

@@ -1516,6 +1516,10 @@ export interface SuggestParams {
 export interface SuggestResult {
   /** @default null */
   candidateThreshold?: number | null;
+  /** @default null */
+  lead?: number | null;
+  /** @default null */
+  leadFloor?: number | null;
   suggestions: Suggestion[];
   threshold: number;
 }
