@@ -260,7 +260,7 @@ class Scored:
     words per field, and the closeness to its own trigger queries, the semantic similarity and
     the ``paths`` glob when they count (empty past the ``explain`` first of a ranking).
     ``foreign``: the technologies the request names (as it writes them) that the skill's text
-    never mentions; such a skill is never a candidate (:func:`verdicts`)."""
+    never mentions; such a skill is a candidate only on a close fit (:func:`verdicts`)."""
 
     skill: SkillMetadata
     score: float

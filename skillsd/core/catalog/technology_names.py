@@ -5,9 +5,10 @@ A candidate is a guess: the request fits no skill well enough to activate one. W
 names a technology (``rust``, ``postgres``, ``docker``, ``pdf``) that a skill's text never
 mentions, that skill is a poor guess for it: "why does my rust code fail the borrow checker"
 shares the words "fail" and "check" with a CI skill, yet it is a question about Rust. Such a skill
-is not offered as a candidate; its score, ranking and activation are unchanged, because a skill
-that fits well (a CI skill for "the npm step fails in CI") works on technologies it does not
-name.
+is not offered as a candidate unless it fits closely (``FOREIGN_CANDIDATE`` in
+:mod:`skillsd.core.catalog.suggest`); its score, ranking and activation are unchanged, because a
+skill that fits well (a CI skill for "the npm step fails in CI") works on technologies it does
+not name.
 
 The list is general: languages, frameworks, stores, infrastructure, tools and document and
 media formats developers name in requests, fixed like the word weights (it does not depend on
