@@ -60,7 +60,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +84,8 @@ from skillsd.core.policy.config import Config, DiscoveryConfig, RootsConfig  # n
 
 CORPORA = ROOT.parent / "shared" / "corpora"
 BENCH = Path(__file__).resolve().parent
-# The judging sets (F, H, K, L, O, P) are kept out: they judge changes by their totals, and their
-# misses are still unread, so `--misses` must not print them (docs/benchmarks.md).
+# The judging sets (F, H, K, L, O, P, U to X) are kept out: they judge changes by their totals,
+# and their misses are still unread, so `--misses` must not print them (docs/benchmarks.md).
 DEFAULT_SETS = (
     "suggest_set.json",
     "suggest_tune.json",
@@ -207,9 +207,7 @@ def evaluate(
         for key, hit in hits.items():
             bump(kind, key, hit)
         if at < len(then):
-            cell = cells.setdefault(f"{kind}/{then[at]}", {})
-            for key, hit in (*hits.items(), ("n", True)):
-                cell[key] = cell.get(key, 0.0) + hit
+            add_cell(cells.setdefault(f"{kind}/{then[at]}", {}), {**hits, "n": True})
         if not names or names[0] not in want:
             misses.append((row["query"], sorted(want), names))
     table = {
@@ -232,7 +230,7 @@ def evaluate(
 _COVERED = ("top1", "recall3", "activated", "act_or_cand", "wrong_activation")
 
 
-def add_cell(into: dict[str, float], cell: dict[str, float]) -> None:
+def add_cell(into: dict[str, float], cell: Mapping[str, float]) -> None:
     """Add one cell's sums (``n`` and each measure) to ``into``, in place."""
     for key, value in cell.items():
         into[key] = into.get(key, 0.0) + value
